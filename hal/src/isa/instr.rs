@@ -1,0 +1,690 @@
+//! The typed instruction set: [`Opcode`], [`Instruction`], which engine may run what, operand
+//! rules, and the load-time lowering of pseudo-instructions.
+
+use crate::addr::{AddrOverflow, DeviceAddr, EngineKind, EventId, SemaphoreId};
+
+use super::ap::{AccessPattern, IotaPattern, ShortOperand};
+use super::ops::{
+    ActivationFunc, AluOp, MarkerLabel, MemSpace, QueueSetName, ReduceCmd, ScalarOperand, SemCmp,
+    SemOp,
+};
+
+/// The opcodes real compiler output contains (reference §8, ~420k records): exactly these.
+pub const REAL_NEFF_OPCODES: [u8; 14] = [
+    0x01, 0x02, 0x21, 0x23, 0x41, 0x42, 0x46, 0x47, 0x49, 0xA0, 0xA4, 0xB1, 0xC1, 0xCC,
+];
+
+/// Whether `byte` is an opcode seen in real NEFFs (whether or not this platform implements it).
+pub fn is_real_neff_opcode(byte: u8) -> bool {
+    REAL_NEFF_OPCODES.contains(&byte)
+}
+
+macro_rules! opcodes {
+    ($( $(#[$doc:meta])* $var:ident = $code:literal => $mn:literal, )+) => {
+        /// The opcodes this platform implements (byte 0 of a record).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[repr(u8)]
+        pub enum Opcode {
+            $( $(#[$doc])* $var = $code, )+
+        }
+
+        impl Opcode {
+            /// Every implemented opcode, in code order.
+            pub const ALL: &'static [Opcode] = &[ $( Opcode::$var, )+ ];
+
+            /// The opcode for byte 0 of a record; `None` for bytes this platform does not
+            /// implement (including the real NEFF opcodes other than `0xB1` and `0xC1`).
+            pub const fn from_byte(byte: u8) -> Option<Opcode> {
+                match byte {
+                    $( $code => Some(Opcode::$var), )+
+                    _ => None,
+                }
+            }
+
+            /// The disassembler's mnemonic.
+            pub const fn mnemonic(self) -> &'static str {
+                match self {
+                    $( Opcode::$var => $mn, )+
+                }
+            }
+        }
+    };
+}
+
+opcodes! {
+    /// `0xB1` (real): first record of every engine stream; all other bytes zero.
+    StreamHeader = 0xB1 => "header",
+    /// `0xC1` (real, pseudo): trigger a DMA block of a queue set; the runtime rewrites it
+    /// into a [`Opcode::Write`] to the assigned hardware queue's tail-increment register.
+    PseudoDmaTrigger = 0xC1 => "pseudo.dma_trigger",
+    /// `0xD0`: a 4-byte store to a device address.
+    Write = 0xD0 => "write",
+    /// `0xD1`: block until a semaphore satisfies a comparison.
+    SemWait = 0xD1 => "sem.wait",
+    /// `0xD2`: increment, decrement or set a semaphore.
+    SemSignal = 0xD2 => "sem.signal",
+    /// `0xD3`: set an event to 0 or 1.
+    EventSet = 0xD3 => "event.set",
+    /// `0xD4`: block until an event has a value.
+    EventWait = 0xD4 => "event.wait",
+    /// `0xD5`: end of the block; the engine retires.
+    End = 0xD5 => "end",
+    /// `0xD6`: no operation.
+    Nop = 0xD6 => "nop",
+    /// `0xE0`: LDWEIGHTS — load the stationary matmul operand into the PE array.
+    MatmulLoadStationary = 0xE0 => "matmul.ld",
+    /// `0xE1`: MATMUL — stream the moving operand through the PE array into PSUM.
+    MatmulMoving = 0xE1 => "matmul.mm",
+    /// `0xE2`: ACTIVATE — `out = f(in · scale + bias)`.
+    Activation = 0xE2 => "act",
+    /// `0xE3`: elementwise `op(in0, in1)`.
+    TensorTensor = 0xE3 => "tensor_tensor",
+    /// `0xE4`: `(in op0 operand0) op1 operand1`.
+    TensorScalar = 0xE4 => "tensor_scalar",
+    /// `0xE5`: copy with dtype cast.
+    TensorCopy = 0xE5 => "tensor_copy",
+    /// `0xE6`: reduce trailing free axes.
+    TensorReduce = 0xE6 => "tensor_reduce",
+    /// `0xE7`: fill with a constant.
+    Memset = 0xE7 => "memset",
+    /// `0xE8`: fill with an affine integer pattern.
+    Iota = 0xE8 => "iota",
+    /// `0xE9`: transpose a `[P, F]` tile into `[F, P]`.
+    Transpose = 0xE9 => "transpose",
+    /// `0xF0` (pseudo): a write to `var + offset`, relocated at load into [`Opcode::Write`].
+    PseudoWriteVar = 0xF0 => "pseudo.write_var",
+    /// `0xF1` (pseudo): a barrier, expanded at load into `SemSignal` + `SemWait`.
+    PseudoBarrier = 0xF1 => "pseudo.barrier",
+    /// `0xF2` (pseudo): a marker for tools, removed at load.
+    PseudoMarker = 0xF2 => "pseudo.marker",
+}
+
+impl Opcode {
+    /// The byte stored at offset 0 of the record.
+    pub const fn byte(self) -> u8 {
+        self as u8
+    }
+
+    /// Whether real NEFFs use this opcode with this meaning (`0xB1`, `0xC1`).
+    pub const fn is_real_neff(self) -> bool {
+        matches!(self, Opcode::StreamHeader | Opcode::PseudoDmaTrigger)
+    }
+
+    /// Whether the opcode is one of the platform's own (`0xD0..=0xFF`, never used by real
+    /// NEFFs).
+    pub const fn is_ours(self) -> bool {
+        self.byte() >= 0xD0
+    }
+
+    /// Whether the opcode is a pseudo-instruction, rewritten by the runtime at load and never
+    /// executed.
+    pub const fn is_pseudo(self) -> bool {
+        matches!(
+            self,
+            Opcode::PseudoDmaTrigger
+                | Opcode::PseudoWriteVar
+                | Opcode::PseudoBarrier
+                | Opcode::PseudoMarker
+        )
+    }
+
+    /// Whether the opcode is a compute instruction (`0xE0..=0xE9`).
+    pub const fn is_compute(self) -> bool {
+        matches!(self.byte(), 0xE0..=0xE9)
+    }
+}
+
+/// One decoded instruction. See the [module docs](super) for each variant's record layout.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Instruction {
+    /// `0xB1`: stream header.
+    StreamHeader,
+    /// `0xC1`: trigger DMA block `block_id` of queue set `queue` (translated by the runtime).
+    PseudoDmaTrigger {
+        /// Queue-set name (a `def.json` `dma_queue` key).
+        queue: QueueSetName,
+        /// The engine JSON `dma[]` block id.
+        block_id: u32,
+    },
+    /// `0xD0`: store the 4-byte `value` at `addr`.
+    Write {
+        /// Destination device address.
+        addr: DeviceAddr,
+        /// Value stored.
+        value: u32,
+    },
+    /// `0xD1`: block until `sem <cmp> value`.
+    SemWait {
+        /// Semaphore (encoded as u16).
+        sem: SemaphoreId,
+        /// Comparison.
+        cmp: SemCmp,
+        /// Operand.
+        value: i32,
+    },
+    /// `0xD2`: `sem <op>= value`.
+    SemSignal {
+        /// Semaphore (encoded as u16).
+        sem: SemaphoreId,
+        /// Operation.
+        op: SemOp,
+        /// Operand.
+        value: i32,
+    },
+    /// `0xD3`: set `event` to `value` (encoded as u32 0 or 1).
+    EventSet {
+        /// Event (encoded as u16).
+        event: EventId,
+        /// New value.
+        value: bool,
+    },
+    /// `0xD4`: block until `event == value`.
+    EventWait {
+        /// Event (encoded as u16).
+        event: EventId,
+        /// Awaited value.
+        value: bool,
+    },
+    /// `0xD5`: end of block.
+    End,
+    /// `0xD6`: no operation.
+    Nop,
+    /// `0xE0`: load `stationary` (`[K partitions, M elements]`, SBUF) into the PE array.
+    MatmulLoadStationary {
+        /// The stationary operand, `K ≤ 128` partitions by `M ≤ 128` elements.
+        stationary: AccessPattern,
+    },
+    /// `0xE1`: `dst[M, N] (+)= stationaryᵀ · moving[K, N]`.
+    MatmulMoving {
+        /// PSUM destination: `M` partitions by `N` elements.
+        dst: AccessPattern,
+        /// SBUF moving operand: `K` partitions by `N ≤ 512` elements.
+        moving: AccessPattern,
+        /// `false` overwrites the PSUM tile, `true` adds to it.
+        accumulate: bool,
+    },
+    /// `0xE2`: `out = func(input · scale + bias)`.
+    Activation {
+        /// The function.
+        func: ActivationFunc,
+        /// Output tile.
+        out: AccessPattern,
+        /// Input tile.
+        input: AccessPattern,
+        /// Immediate or `[P, 1]` vector scale.
+        scale: ScalarOperand,
+        /// Optional `[P, 1]` vector bias.
+        bias: Option<ShortOperand>,
+        /// Accumulate-reduce command.
+        reduce: ReduceCmd,
+    },
+    /// `0xE3`: `out = op(in0, in1)`; `in1` borrows `in0`'s partition count and free pattern.
+    TensorTensor {
+        /// The ALU op.
+        op: AluOp,
+        /// Output tile.
+        out: AccessPattern,
+        /// First input.
+        in0: AccessPattern,
+        /// Second input (short operand).
+        in1: ShortOperand,
+    },
+    /// `0xE4`: `out = (input op0 operand0) op1 operand1`; with `reverseN` the operands of stage
+    /// N are swapped (`operandN opN x`).
+    TensorScalar {
+        /// Output tile.
+        out: AccessPattern,
+        /// Input tile.
+        input: AccessPattern,
+        /// First op.
+        op0: AluOp,
+        /// First operand.
+        operand0: ScalarOperand,
+        /// Swap the first stage's operands.
+        reverse0: bool,
+        /// Second op ([`AluOp::Bypass`] for a single-stage instruction).
+        op1: AluOp,
+        /// Second operand.
+        operand1: ScalarOperand,
+        /// Swap the second stage's operands.
+        reverse1: bool,
+    },
+    /// `0xE5`: `out = input` with dtype cast.
+    TensorCopy {
+        /// Output tile.
+        out: AccessPattern,
+        /// Input tile.
+        input: AccessPattern,
+    },
+    /// `0xE6`: reduce the trailing `axes` free dims of `input` with `op` (then negate).
+    TensorReduce {
+        /// A legal reduction op ([`AluOp::is_legal_reduction`]).
+        op: AluOp,
+        /// Output tile.
+        out: AccessPattern,
+        /// Input tile.
+        input: AccessPattern,
+        /// Number of trailing free dims reduced, 1..=4.
+        axes: u8,
+        /// Negate the result.
+        negate: bool,
+    },
+    /// `0xE7`: `out = value` cast to `out`'s dtype.
+    Memset {
+        /// Output tile.
+        out: AccessPattern,
+        /// The value.
+        value: f32,
+    },
+    /// `0xE8`: `out = offset + channel_multiplier·partition + Σ stepᵢ·indexᵢ`, then cast.
+    Iota {
+        /// Output tile.
+        out: AccessPattern,
+        /// Constant term.
+        offset: i32,
+        /// Per-partition term.
+        channel_multiplier: i32,
+        /// Value pattern; its element count should equal `out`'s per partition.
+        pattern: IotaPattern,
+    },
+    /// `0xE9`: `out[F, P] = input[P, F]ᵀ`.
+    Transpose {
+        /// Output: `F` partitions by `P` elements.
+        out: AccessPattern,
+        /// Input: `P ≤ 128` partitions by `F ≤ 128` elements.
+        input: AccessPattern,
+    },
+    /// `0xF0`: store `value` at `var + offset`; relocation turns it into `Write`.
+    PseudoWriteVar {
+        /// The variable (def.json `var`) whose physical address relocation substitutes.
+        var_id: u32,
+        /// Byte offset within the variable.
+        offset: u64,
+        /// Value stored.
+        value: u32,
+    },
+    /// `0xF1`: signal `sem` then wait until it reaches `count`.
+    PseudoBarrier {
+        /// Barrier semaphore (encoded as u16).
+        sem: SemaphoreId,
+        /// Number of participants.
+        count: i32,
+    },
+    /// `0xF2`: a marker for tools; occupies no slot after load.
+    PseudoMarker {
+        /// Marker id.
+        id: u32,
+        /// Label.
+        label: MarkerLabel,
+    },
+}
+
+/// What a pseudo-instruction becomes when the runtime loads the stream; see
+/// [`Instruction::lower`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lowered<'a> {
+    /// Not a pseudo-instruction: it occupies one slot as it is.
+    Unchanged,
+    /// The pseudo-instruction is replaced by these instructions (possibly none).
+    Replaced(Vec<Instruction>),
+    /// A `0xC1` DMA trigger: the runtime, which assigned hardware queues to queue sets, must
+    /// replace it by one `Write` of the block's descriptor count to that queue's
+    /// tail-increment register.
+    DmaTrigger {
+        /// Queue-set name.
+        queue: &'a QueueSetName,
+        /// DMA block id.
+        block_id: u32,
+    },
+}
+
+/// Why a pseudo-instruction could not be lowered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum LowerError {
+    /// The resolver knows no variable with this id.
+    #[error("pseudo.write_var names var {0}, which has no device address")]
+    UnknownVar(u32),
+    /// `var address + offset` overflows.
+    #[error("pseudo.write_var target overflows: {0}")]
+    Overflow(#[from] AddrOverflow),
+}
+
+/// Why an instruction's operands break the rules of reference §11.3 (as opposed to the
+/// encoding rules the decoder checks).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OperandError {
+    /// An operand is in the wrong memory.
+    #[error("{opcode}: {operand} must be in {expected}")]
+    WrongSpace {
+        /// Mnemonic of the instruction.
+        opcode: &'static str,
+        /// Which operand.
+        operand: &'static str,
+        /// The required memory.
+        expected: MemSpace,
+    },
+    /// A shape limit or shape agreement is violated.
+    #[error("{opcode}: {what}")]
+    Shape {
+        /// Mnemonic of the instruction.
+        opcode: &'static str,
+        /// Description of the violated rule with the values found.
+        what: String,
+    },
+    /// An access pattern or a borrowed-shape operand is invalid.
+    #[error("{opcode}: {operand}: {source}")]
+    Pattern {
+        /// Mnemonic of the instruction.
+        opcode: &'static str,
+        /// Which operand.
+        operand: &'static str,
+        /// The problem.
+        source: super::ap::ApError,
+    },
+    /// `tensor_scalar` mixes a bit-vector op with an arithmetic op.
+    #[error("tensor_scalar: op0 {op0} and op1 {op1} must both be bit-vector or both arithmetic")]
+    MixedOpKinds {
+        /// First op.
+        op0: AluOp,
+        /// Second op.
+        op1: AluOp,
+    },
+}
+
+impl Instruction {
+    /// The opcode this instruction encodes with.
+    pub const fn opcode(&self) -> Opcode {
+        match self {
+            Instruction::StreamHeader => Opcode::StreamHeader,
+            Instruction::PseudoDmaTrigger { .. } => Opcode::PseudoDmaTrigger,
+            Instruction::Write { .. } => Opcode::Write,
+            Instruction::SemWait { .. } => Opcode::SemWait,
+            Instruction::SemSignal { .. } => Opcode::SemSignal,
+            Instruction::EventSet { .. } => Opcode::EventSet,
+            Instruction::EventWait { .. } => Opcode::EventWait,
+            Instruction::End => Opcode::End,
+            Instruction::Nop => Opcode::Nop,
+            Instruction::MatmulLoadStationary { .. } => Opcode::MatmulLoadStationary,
+            Instruction::MatmulMoving { .. } => Opcode::MatmulMoving,
+            Instruction::Activation { .. } => Opcode::Activation,
+            Instruction::TensorTensor { .. } => Opcode::TensorTensor,
+            Instruction::TensorScalar { .. } => Opcode::TensorScalar,
+            Instruction::TensorCopy { .. } => Opcode::TensorCopy,
+            Instruction::TensorReduce { .. } => Opcode::TensorReduce,
+            Instruction::Memset { .. } => Opcode::Memset,
+            Instruction::Iota { .. } => Opcode::Iota,
+            Instruction::Transpose { .. } => Opcode::Transpose,
+            Instruction::PseudoWriteVar { .. } => Opcode::PseudoWriteVar,
+            Instruction::PseudoBarrier { .. } => Opcode::PseudoBarrier,
+            Instruction::PseudoMarker { .. } => Opcode::PseudoMarker,
+        }
+    }
+
+    /// Whether this is a pseudo-instruction (must be lowered before execution).
+    pub const fn is_pseudo(&self) -> bool {
+        self.opcode().is_pseudo()
+    }
+
+    /// Whether an engine of kind `engine` may execute this instruction (reference §11.1,
+    /// §11.3):
+    ///
+    /// | engine | compute instructions it runs |
+    /// |---|---|
+    /// | PE | `matmul.ld`, `matmul.mm`, `transpose` |
+    /// | ACT | `act`, `tensor_scalar`, `tensor_copy` |
+    /// | DVE | `tensor_tensor`, `tensor_scalar`, `tensor_copy`, `tensor_reduce`, `memset`, `transpose` |
+    /// | POOL | `tensor_tensor`, `tensor_scalar`, `tensor_copy`, `tensor_reduce`, `memset`, `iota` |
+    /// | SP | none |
+    ///
+    /// Every engine runs the header, `write`, semaphore and event instructions, `end` and
+    /// `nop`; pseudo-instructions are accepted on every engine too (they are lowered before
+    /// execution; real compilers put `0xC1` on SP, ACT and Pool).
+    pub fn allowed_on(&self, engine: EngineKind) -> bool {
+        use EngineKind::*;
+        match self.opcode() {
+            Opcode::MatmulLoadStationary | Opcode::MatmulMoving => engine == Pe,
+            Opcode::Transpose => matches!(engine, Pe | Dve),
+            Opcode::Activation => engine == Act,
+            Opcode::TensorScalar | Opcode::TensorCopy => matches!(engine, Act | Dve | Pool),
+            Opcode::TensorTensor | Opcode::TensorReduce | Opcode::Memset => {
+                matches!(engine, Dve | Pool)
+            }
+            Opcode::Iota => engine == Pool,
+            _ => true,
+        }
+    }
+
+    /// Number of instruction slots this occupies after load: 0 for `pseudo.marker`, 2 for
+    /// `pseudo.barrier`, 1 otherwise (a DMA trigger becomes one `write`).
+    pub const fn slots_after_lowering(&self) -> usize {
+        match self {
+            Instruction::PseudoMarker { .. } => 0,
+            Instruction::PseudoBarrier { .. } => 2,
+            _ => 1,
+        }
+    }
+
+    /// What this instruction becomes at load. `resolve_var` maps a var id to the physical
+    /// address of its allocation.
+    ///
+    /// - `pseudo.write_var {var, offset, value}` → `write {addr(var) + offset, value}`;
+    /// - `pseudo.barrier {sem, count}` → `sem.signal sem += 1`, `sem.wait sem >= count`;
+    /// - `pseudo.marker` → nothing;
+    /// - `pseudo.dma_trigger` → [`Lowered::DmaTrigger`], for the runtime to translate;
+    /// - anything else → [`Lowered::Unchanged`].
+    pub fn lower(
+        &self,
+        mut resolve_var: impl FnMut(u32) -> Option<DeviceAddr>,
+    ) -> Result<Lowered<'_>, LowerError> {
+        Ok(match self {
+            Instruction::PseudoWriteVar {
+                var_id,
+                offset,
+                value,
+            } => {
+                let base = resolve_var(*var_id).ok_or(LowerError::UnknownVar(*var_id))?;
+                Lowered::Replaced(vec![Instruction::Write {
+                    addr: base.checked_add(*offset)?,
+                    value: *value,
+                }])
+            }
+            Instruction::PseudoBarrier { sem, count } => Lowered::Replaced(vec![
+                Instruction::SemSignal {
+                    sem: *sem,
+                    op: SemOp::Inc,
+                    value: 1,
+                },
+                Instruction::SemWait {
+                    sem: *sem,
+                    cmp: SemCmp::Ge,
+                    value: *count,
+                },
+            ]),
+            Instruction::PseudoMarker { .. } => Lowered::Replaced(Vec::new()),
+            Instruction::PseudoDmaTrigger { queue, block_id } => Lowered::DmaTrigger {
+                queue,
+                block_id: *block_id,
+            },
+            _ => Lowered::Unchanged,
+        })
+    }
+
+    /// Checks the operand rules of reference §11.3 that the encoding itself does not enforce
+    /// (memories, shape limits, shape agreement between operands). The decoder accepts any
+    /// well-formed record; an engine calls this before executing. SBUF/PSUM bounds depend on
+    /// the target and are checked with [`AccessPattern::check_bounds`].
+    ///
+    /// Rules: `matmul.ld` stationary in SBUF with `M ≤ 128` elements; `matmul.mm` moving in
+    /// SBUF with `N ≤ 512` elements, dst in PSUM with `N` elements; elementwise instructions
+    /// (`act`, `tensor_tensor`, `tensor_scalar`, `tensor_copy`) need equal partition counts
+    /// and equal elements per partition on input and output, and `[P, 1]` vector operands
+    /// must fit from their start partition; `tensor_tensor` inputs may not both be in PSUM;
+    /// `tensor_scalar` ops must both be bit-vector or both arithmetic (`bypass` goes with
+    /// either); `tensor_reduce` reduces at most the input's dims, and its output has the
+    /// input's partitions and the product of the kept dims as elements; `iota`'s pattern
+    /// produces exactly `out`'s elements per partition; `transpose` takes `[P ≤ 128, F ≤ 128]`
+    /// to `[F, P]`.
+    pub fn check_operands(&self) -> Result<(), OperandError> {
+        let mn = self.opcode().mnemonic();
+        let shape = |what: String| Err(OperandError::Shape { opcode: mn, what });
+        let space = |operand, ap: &AccessPattern, expected| {
+            if ap.space() == expected {
+                Ok(())
+            } else {
+                Err(OperandError::WrongSpace {
+                    opcode: mn,
+                    operand,
+                    expected,
+                })
+            }
+        };
+        let same_shape = |out: &AccessPattern, input: &AccessPattern| {
+            if out.partitions() != input.partitions()
+                || out.elements_per_partition() != input.elements_per_partition()
+            {
+                return shape(format!(
+                    "output is {}×{} elements but input is {}×{}",
+                    out.partitions(),
+                    out.elements_per_partition(),
+                    input.partitions(),
+                    input.elements_per_partition()
+                ));
+            }
+            Ok(())
+        };
+        let vector = |operand, s: &ScalarOperand, partitions| match s {
+            ScalarOperand::Vector(v) => {
+                v.as_vector(partitions)
+                    .map(|_| ())
+                    .map_err(|source| OperandError::Pattern {
+                        opcode: mn,
+                        operand,
+                        source,
+                    })
+            }
+            ScalarOperand::Imm(_) => Ok(()),
+        };
+        match self {
+            Instruction::MatmulLoadStationary { stationary } => {
+                space("stationary", stationary, MemSpace::Sbuf)?;
+                let m = stationary.elements_per_partition();
+                if m > 128 {
+                    return shape(format!("stationary has M = {m} elements (max 128)"));
+                }
+            }
+            Instruction::MatmulMoving { dst, moving, .. } => {
+                space("moving", moving, MemSpace::Sbuf)?;
+                space("dst", dst, MemSpace::Psum)?;
+                let n = moving.elements_per_partition();
+                if n > 512 {
+                    return shape(format!("moving has N = {n} elements (max 512)"));
+                }
+                if dst.elements_per_partition() != n {
+                    return shape(format!(
+                        "dst has {} elements per partition, moving has N = {n}",
+                        dst.elements_per_partition()
+                    ));
+                }
+            }
+            Instruction::Activation {
+                out,
+                input,
+                scale,
+                bias,
+                ..
+            } => {
+                same_shape(out, input)?;
+                vector("scale", scale, input.partitions())?;
+                if let Some(b) = bias {
+                    vector("bias", &ScalarOperand::Vector(*b), input.partitions())?;
+                }
+            }
+            Instruction::TensorTensor { out, in0, in1, .. } => {
+                same_shape(out, in0)?;
+                in1.with_shape_of(in0)
+                    .map_err(|source| OperandError::Pattern {
+                        opcode: mn,
+                        operand: "in1",
+                        source,
+                    })?;
+                if in0.space() == MemSpace::Psum && in1.space() == MemSpace::Psum {
+                    return shape("in0 and in1 may not both be in PSUM".into());
+                }
+            }
+            Instruction::TensorScalar {
+                out,
+                input,
+                op0,
+                operand0,
+                op1,
+                operand1,
+                ..
+            } => {
+                same_shape(out, input)?;
+                vector("operand0", operand0, input.partitions())?;
+                vector("operand1", operand1, input.partitions())?;
+                let kinds_agree = op0.is_bitvec() == op1.is_bitvec()
+                    || *op0 == AluOp::Bypass
+                    || *op1 == AluOp::Bypass;
+                if !kinds_agree {
+                    return Err(OperandError::MixedOpKinds {
+                        op0: *op0,
+                        op1: *op1,
+                    });
+                }
+            }
+            Instruction::TensorCopy { out, input } => same_shape(out, input)?,
+            Instruction::TensorReduce {
+                out, input, axes, ..
+            } => {
+                let dims = input.dims();
+                let axes = usize::from(*axes);
+                if axes > dims.len() {
+                    return shape(format!(
+                        "reduces {axes} axes of an input with {} free dims",
+                        dims.len()
+                    ));
+                }
+                let kept: u64 = dims[..dims.len() - axes]
+                    .iter()
+                    .map(|d| u64::from(d.count))
+                    .product();
+                if out.partitions() != input.partitions() || out.elements_per_partition() != kept {
+                    return shape(format!(
+                        "output is {}×{} elements, expected {}×{kept}",
+                        out.partitions(),
+                        out.elements_per_partition(),
+                        input.partitions()
+                    ));
+                }
+            }
+            Instruction::Iota { out, pattern, .. }
+                if pattern.elements() != out.elements_per_partition() =>
+            {
+                return shape(format!(
+                    "pattern yields {} values but out has {} elements per partition",
+                    pattern.elements(),
+                    out.elements_per_partition()
+                ));
+            }
+            Instruction::Transpose { out, input } => {
+                let (p, f) = (
+                    u64::from(input.partitions()),
+                    input.elements_per_partition(),
+                );
+                if f > 128 {
+                    return shape(format!("input has F = {f} elements (max 128)"));
+                }
+                if u64::from(out.partitions()) != f || out.elements_per_partition() != p {
+                    return shape(format!(
+                        "input is [{p}, {f}] so output must be [{f}, {p}], found [{}, {}]",
+                        out.partitions(),
+                        out.elements_per_partition()
+                    ));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,16 @@
+//! # nrt-emu
+//!
+//! The facade of the nrt-emu platform: the AWS Neuron runtime's load → execute pipeline over one
+//! device interface ([`hal::Hal`]) with two backends, a deterministic simulator and the real
+//! kernel driver. This crate re-exports the public API of the workspace's crates:
+//!
+//! - [`hal`] (`nrt-hal`): the device contract — addresses, target tables, UDMA descriptors, the
+//!   driver ABI, exec requests, the instruction encoding and the `Hal` trait;
+//! - [`sim`] (`nrt-sim`): the simulated device;
+//! - [`runtime`] (`nrt-runtime`): the Neuron runtime;
+//! - [`conformance`] (`nrt-conformance`): recorded, canonical descriptor-stream traces.
+
+pub use nrt_conformance as conformance;
+pub use nrt_hal as hal;
+pub use nrt_runtime as runtime;
+pub use nrt_sim as sim;
