@@ -1,1 +1,3 @@
 //! (being written)
+pub mod compute;
+pub mod memory;
