@@ -46,7 +46,7 @@
 //!
 //! | kind | value | unit | queue | compute_idx | code | detail | aux |
 //! |---|---|---|---|---|---|---|---|
-//! | Completion | 1 | – | – | yes | – | – | – |
+//! | Completion | 1 | – | – | yes | 1 if the execution faulted, else 0 | – | device cycles from start to completion |
 //! | ExecError | 2 | engine | – | yes | opcode | [`ExecFault`] | instruction index |
 //! | DmaError | 3 | DMA engine | queue | yes | [`DmaFault`] | descriptor index | buffer address |
 //! | HbmUncorrectable | 4 | – | – | yes | – | – | HBM address |
@@ -225,16 +225,22 @@ pub enum DmaFault {
     LengthMismatch = 4,
     /// A descriptor is malformed (e.g. unused bits set).
     BadDescriptor = 5,
+    /// A tail increment made more descriptors pending than the ring holds.
+    RingOverrun = 6,
+    /// The queue was kicked but has no ring (not initialised, or reset).
+    NoRing = 7,
 }
 
 impl DmaFault {
     /// Every fault.
-    pub const ALL: [DmaFault; 5] = [
+    pub const ALL: [DmaFault; 7] = [
         DmaFault::RingIdMismatch,
         DmaFault::AddressFault,
         DmaFault::Aborted,
         DmaFault::LengthMismatch,
         DmaFault::BadDescriptor,
+        DmaFault::RingOverrun,
+        DmaFault::NoRing,
     ];
 
     /// The fault with wire code `c`.
@@ -246,12 +252,17 @@ impl DmaFault {
 /// A decoded notification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Notification {
-    /// Execution `compute_idx` on `core` completed successfully.
+    /// Execution `compute_idx` on `core` retired. A faulted execution is completed too (after
+    /// its error entries), with `faulted` set, so a waiter never hangs on a detected fault.
     Completion {
         /// The core.
         core: NcIndex,
         /// The execution.
         compute_idx: u64,
+        /// Device cycles from the execution's start to its completion.
+        cycles: u64,
+        /// Whether an error entry was written for this execution.
+        faulted: bool,
     },
     /// `engine` stopped on the instruction at `instruction_index` of its stream.
     ExecError {
@@ -477,7 +488,12 @@ impl Notification {
             ..NqEntry::default()
         };
         match *self {
-            Notification::Completion { .. } => {}
+            Notification::Completion {
+                cycles, faulted, ..
+            } => {
+                e.code = u32::from(faulted);
+                e.aux = cycles;
+            }
             Notification::ExecError {
                 engine,
                 instruction_index,
@@ -535,7 +551,16 @@ impl Notification {
         let core = NcIndex(u32::from(e.core));
         let compute_idx = e.compute_idx;
         Ok(match kind {
-            NotificationKind::Completion => Notification::Completion { core, compute_idx },
+            NotificationKind::Completion => Notification::Completion {
+                core,
+                compute_idx,
+                cycles: e.aux,
+                faulted: match e.code {
+                    0 => false,
+                    1 => true,
+                    code => return Err(NqError::UnknownFault { kind, code }),
+                },
+            },
             NotificationKind::ExecError => Notification::ExecError {
                 core,
                 engine: engine_of(kind, e.unit)?,

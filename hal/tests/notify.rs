@@ -10,6 +10,8 @@ fn samples() -> Vec<Notification> {
         Notification::Completion {
             core: NcIndex(1),
             compute_idx: 42,
+            cycles: 123_456,
+            faulted: false,
         },
         Notification::ExecError {
             core: NcIndex(7),
@@ -173,6 +175,8 @@ fn encode_checks_seq_and_field_ranges() {
     let n = Notification::Completion {
         core: NcIndex(256),
         compute_idx: 0,
+        cycles: 0,
+        faulted: false,
     };
     assert_eq!(
         n.encode(1),
@@ -219,6 +223,8 @@ fn completion(i: u64) -> Notification {
     Notification::Completion {
         core: NcIndex(0),
         compute_idx: i,
+        cycles: i * 10,
+        faulted: false,
     }
 }
 
@@ -368,8 +374,14 @@ fn notification_strategy() -> impl Strategy<Value = Notification> {
     let core = (0u32..256).prop_map(NcIndex);
     let eng = (0usize..5).prop_map(|i| EngineKind::from_index(i).unwrap());
     prop_oneof![
-        (core.clone(), any::<u64>())
-            .prop_map(|(core, compute_idx)| Notification::Completion { core, compute_idx }),
+        (core.clone(), any::<u64>(), any::<u64>(), any::<bool>()).prop_map(
+            |(core, compute_idx, cycles, faulted)| Notification::Completion {
+                core,
+                compute_idx,
+                cycles,
+                faulted
+            }
+        ),
         (
             core.clone(),
             eng.clone(),
@@ -474,4 +486,22 @@ proptest! {
             prop_assert_eq!(lost, 0);
         }
     }
+}
+
+#[test]
+fn completion_carries_cycles_and_fault_flag() {
+    let n = Notification::Completion {
+        core: NcIndex(3),
+        compute_idx: 43,
+        cycles: 0x1_2345_6789,
+        faulted: true,
+    };
+    let e = n.encode(5).unwrap();
+    let b = e.to_bytes();
+    assert_eq!(u32::from_le_bytes(b[16..20].try_into().unwrap()), 1);
+    assert_eq!(u64::from_le_bytes(b[24..32].try_into().unwrap()), 0x1_2345_6789);
+    assert_eq!(Notification::decode(&e).unwrap(), n);
+    let mut bad = e;
+    bad.code = 2;
+    assert!(Notification::decode(&bad).is_err());
 }
