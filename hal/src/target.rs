@@ -756,35 +756,49 @@ impl Target {
 
     fn decode_udma(self, addr: DeviceAddr) -> Option<MmioReg> {
         let spec = self.spec();
-        // Engines of one core are not contiguous on trn2 across SENGs, so test each engine base.
-        for n in 0..spec.nc_count {
-            for e in 0..spec.dma_engines_per_core {
-                let (nc, engine) = (NcIndex(n), DmaEngine(e));
-                let base = self.dma_engine_base(nc, engine)?;
-                let Some(off) = addr.offset_from(base) else {
-                    continue;
+        // Locate the engine arithmetically (the inverse of `dma_engine_base`).
+        let (nc, engine, off) = match self {
+            Target::Trn1 => {
+                let rel = addr.raw().checked_sub(0xFFF_F000_0000)?;
+                let (nc, base) = if rel < 0x40_0000 {
+                    (0, 0)
+                } else if (0x70_0000..0xB0_0000).contains(&rel) {
+                    (1, 0x70_0000)
+                } else {
+                    return None;
                 };
-                if off >= udma_regs::ENGINE_BLOCK {
-                    continue;
-                }
-                for (blk, dir) in [
-                    (udma_regs::TX_QUEUE, Direction::Tx),
-                    (udma_regs::RX_QUEUE, Direction::Rx),
-                ] {
-                    let Some(rel) = off.checked_sub(blk) else {
-                        continue;
-                    };
-                    let q = rel / udma_regs::QUEUE_STRIDE;
-                    if q < spec.queues_per_engine as u64
-                        && rel % udma_regs::QUEUE_STRIDE == udma_regs::DRTP_INC
-                    {
-                        return Some(MmioReg::TailIncrement {
-                            queue: QueueRef::new(nc, engine, QueueId(q as u32)),
-                            dir,
-                        });
-                    }
-                }
-                return None;
+                let e = (rel - base) / 0x4_0000;
+                (nc, e as u32, (rel - base) % 0x4_0000)
+            }
+            Target::Trn2 => {
+                let bar0 = addr.raw().checked_sub(0x80_0000_0000)?;
+                let seng = [0x8200_0000u64, 0x9400_0000, 0xA200_0000, 0xB400_0000];
+                let s = seng
+                    .iter()
+                    .position(|&b| (b..b + 32 * 0x10_0000).contains(&bar0))?;
+                let rel = bar0 - seng[s];
+                let g = 32 * s as u64 + rel / 0x10_0000;
+                ((g / 16) as u32, (g % 16) as u32, rel % 0x10_0000)
+            }
+        };
+        if nc >= spec.nc_count || off >= udma_regs::ENGINE_BLOCK {
+            return None;
+        }
+        for (blk, dir) in [
+            (udma_regs::TX_QUEUE, Direction::Tx),
+            (udma_regs::RX_QUEUE, Direction::Rx),
+        ] {
+            let Some(rel) = off.checked_sub(blk) else {
+                continue;
+            };
+            let q = rel / udma_regs::QUEUE_STRIDE;
+            if q < spec.queues_per_engine as u64
+                && rel % udma_regs::QUEUE_STRIDE == udma_regs::DRTP_INC
+            {
+                return Some(MmioReg::TailIncrement {
+                    queue: QueueRef::new(NcIndex(nc), DmaEngine(engine), QueueId(q as u32)),
+                    dir,
+                });
             }
         }
         None

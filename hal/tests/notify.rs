@@ -499,7 +499,10 @@ fn completion_carries_cycles_and_fault_flag() {
     let e = n.encode(5).unwrap();
     let b = e.to_bytes();
     assert_eq!(u32::from_le_bytes(b[16..20].try_into().unwrap()), 1);
-    assert_eq!(u64::from_le_bytes(b[24..32].try_into().unwrap()), 0x1_2345_6789);
+    assert_eq!(
+        u64::from_le_bytes(b[24..32].try_into().unwrap()),
+        0x1_2345_6789
+    );
     assert_eq!(Notification::decode(&e).unwrap(), n);
     let mut bad = e;
     bad.code = 2;

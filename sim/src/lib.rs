@@ -1,3 +1,42 @@
-//! (being written)
+//! # nrt-sim — a simulated Neuron device
+//!
+//! A deterministic, cycle-approximate model of one AWS Neuron device (trn1 or trn2) behind the
+//! [`nrt_hal::Hal`] trait: sparse HBM and host DMA memory with the driver's allocator, each
+//! core's SBUF and PSUM, the MMIO register map (semaphores, events, DMA tail increments,
+//! sequencer), UDMA descriptor rings and DMA engines, notification queues, and the TPB
+//! sequencer with its five engines computing real numbers. It is the backend every CI run uses.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`memory`] | allocator, sparse backing store, address resolution, on-chip SBUF/PSUM |
+//! | [`compute`] | numerics and cost model of the compute instructions |
+//! | `device` | device state, the one store/load path through the MMIO decoder, notifications |
+//! | `dma` | DMA engines and queues, descriptor processing and DMA timing |
+//! | `engine` | the five engines' instruction streams |
+//! | `sequencer` | doorbell → execution → completion |
+//! | `sched` | the discrete-event scheduler |
+//! | [`timeline`] | spans and Chrome/Perfetto export |
+//! | [`faults`] | the fault plan |
+//! | [`testkit`] | helpers that drive the device through the HAL without the runtime (tests, benches) |
+//!
+//! Determinism: there is no background thread, time advances only inside [`nrt_hal::Hal::wait`],
+//! every ordering is by a stable key, and no hash-map iteration order reaches an output. The
+//! same HAL calls give the same memory bytes, notification entries, cycle counts and timeline.
+
 pub mod compute;
+mod config;
+mod device;
+mod dma;
+mod engine;
+pub mod faults;
 pub mod memory;
+mod sched;
+mod sequencer;
+mod sim;
+pub mod testkit;
+pub mod timeline;
+
+pub use config::{SimConfig, TimingConfig};
+pub use device::SimStats;
+pub use faults::FaultPlan;
+pub use sim::Sim;

@@ -1,0 +1,783 @@
+//! [`execute`]: one compute instruction against an [`OnChipView`] (semantics in the
+//! [module docs](super)).
+
+use nrt_hal::isa::{
+    AccessPattern, ActivationFunc, AluOp, Instruction, IotaPattern, MemSpace, ReduceCmd,
+    ScalarOperand, ShortOperand,
+};
+use nrt_hal::{Dtype, EngineKind};
+
+use super::activation::activate;
+use super::alu::{alu, alu_bits, f32_to_pattern};
+use super::convert::{with_elem, Elem};
+use super::{
+    ComputeError, ComputeOutcome, EngineState, OnChipView, Scratch, Stationary, ACT_ACCUMULATORS,
+    MAX_FREE_ELEMENTS,
+};
+
+/// A value representation an engine carries between reading and writing (see the module docs
+/// of [`super`]: f32, exact integers, or 32-bit patterns).
+trait Lane: Copy {
+    fn load<T: Elem>(b: &[u8]) -> Self;
+    fn store<T: Elem>(self, b: &mut [u8]);
+}
+
+impl Lane for f32 {
+    #[inline]
+    fn load<T: Elem>(b: &[u8]) -> Self {
+        T::load_f32(b)
+    }
+    #[inline]
+    fn store<T: Elem>(self, b: &mut [u8]) {
+        T::store_f32(self, b)
+    }
+}
+
+impl Lane for i64 {
+    #[inline]
+    fn load<T: Elem>(b: &[u8]) -> Self {
+        T::load_int(b)
+    }
+    #[inline]
+    fn store<T: Elem>(self, b: &mut [u8]) {
+        T::store_int(self, b)
+    }
+}
+
+/// The raw bits of an element (same-dtype integer copies).
+impl Lane for u64 {
+    #[inline]
+    fn load<T: Elem>(b: &[u8]) -> Self {
+        let mut a = [0u8; 8];
+        a[..T::SIZE].copy_from_slice(&b[..T::SIZE]);
+        u64::from_le_bytes(a)
+    }
+    #[inline]
+    fn store<T: Elem>(self, b: &mut [u8]) {
+        b[..T::SIZE].copy_from_slice(&self.to_le_bytes()[..T::SIZE]);
+    }
+}
+
+impl Lane for u32 {
+    #[inline]
+    fn load<T: Elem>(b: &[u8]) -> Self {
+        T::load_bits(b)
+    }
+    #[inline]
+    fn store<T: Elem>(self, b: &mut [u8]) {
+        T::store_bits(self, b)
+    }
+}
+
+/// A validated operand: after [`tile`] succeeds every byte it touches is inside its memory.
+struct Tile<'o> {
+    ap: AccessPattern,
+    /// Byte offsets of the elements within each partition, in element order.
+    offs: &'o [usize],
+    /// Whether `offs` is `o₀, o₀ + size, o₀ + 2·size, …`.
+    contiguous: bool,
+}
+
+impl Tile<'_> {
+    fn parts(&self) -> usize {
+        self.ap.partitions() as usize
+    }
+    fn epp(&self) -> usize {
+        self.offs.len()
+    }
+    fn len(&self) -> usize {
+        self.parts() * self.epp()
+    }
+    fn start(&self) -> usize {
+        self.ap.start_partition() as usize
+    }
+}
+
+fn mem<'m>(view: &'m OnChipView<'_>, space: MemSpace) -> (&'m [u8], usize) {
+    match space {
+        MemSpace::Sbuf => (&*view.sbuf, view.sbuf_partition_bytes),
+        MemSpace::Psum => (&*view.psum, view.psum_partition_bytes),
+    }
+}
+
+fn mem_mut<'m>(view: &'m mut OnChipView<'_>, space: MemSpace) -> (&'m mut [u8], usize) {
+    match space {
+        MemSpace::Sbuf => (&mut *view.sbuf, view.sbuf_partition_bytes),
+        MemSpace::Psum => (&mut *view.psum, view.psum_partition_bytes),
+    }
+}
+
+/// Validates `ap` against the view and computes its element offsets into `offs`.
+fn tile<'o>(
+    view: &OnChipView<'_>,
+    ap: AccessPattern,
+    operand: &'static str,
+    offs: &'o mut Vec<usize>,
+) -> Result<Tile<'o>, ComputeError> {
+    let (bytes, pb) = mem(view, ap.space());
+    let pb32 = u32::try_from(pb).unwrap_or(u32::MAX);
+    ap.check_bounds(pb32)
+        .map_err(|e| ComputeError::OutOfBounds {
+            operand,
+            reason: e.to_string(),
+        })?;
+    let end = (u128::from(ap.start_partition()) + u128::from(ap.partitions())) * pb as u128;
+    if end > bytes.len() as u128 {
+        return Err(ComputeError::OutOfBounds {
+            operand,
+            reason: format!(
+                "partitions {}..{} of {pb} bytes end at byte {end}, but {} holds {} bytes",
+                ap.start_partition(),
+                ap.start_partition() + ap.partitions(),
+                ap.space(),
+                bytes.len()
+            ),
+        });
+    }
+    let epp = ap.elements_per_partition();
+    if epp > MAX_FREE_ELEMENTS {
+        return Err(ComputeError::TooManyElements {
+            operand,
+            elements: epp,
+            max: MAX_FREE_ELEMENTS,
+        });
+    }
+    offs.clear();
+    // check_bounds guarantees every offset is in 0..=pb - size.
+    offs.extend(ap.element_offsets().map(|o| o as usize));
+    let size = ap.dtype().size();
+    let contiguous = offs.windows(2).all(|w| w[1] == w[0] + size);
+    Ok(Tile {
+        ap,
+        offs,
+        contiguous,
+    })
+}
+
+fn gather_typed<T: Elem, L: Lane>(bytes: &[u8], pb: usize, t: &Tile<'_>, out: &mut Vec<L>) {
+    let n = t.epp();
+    for p in 0..t.parts() {
+        let base = (t.start() + p) * pb;
+        let part = &bytes[base..base + pb];
+        match (t.contiguous, t.offs.first()) {
+            (true, Some(&o0)) => out.extend(
+                part[o0..o0 + n * T::SIZE]
+                    .chunks_exact(T::SIZE)
+                    .map(L::load::<T>),
+            ),
+            _ => out.extend(t.offs.iter().map(|&o| L::load::<T>(&part[o..]))),
+        }
+    }
+}
+
+/// Reads every element of `t` (partition by partition, element order) into `out`.
+fn gather<L: Lane>(view: &OnChipView<'_>, t: &Tile<'_>, out: &mut Vec<L>) {
+    let (bytes, pb) = mem(view, t.ap.space());
+    out.clear();
+    out.reserve(t.len());
+    with_elem!(t.ap.dtype(), T => gather_typed::<T, L>(bytes, pb, t, out));
+}
+
+fn scatter_typed<T: Elem, L: Lane>(bytes: &mut [u8], pb: usize, t: &Tile<'_>, vals: &[L]) {
+    let n = t.epp();
+    if n == 0 {
+        return;
+    }
+    for (p, row) in vals.chunks_exact(n).take(t.parts()).enumerate() {
+        let base = (t.start() + p) * pb;
+        let part = &mut bytes[base..base + pb];
+        match (t.contiguous, t.offs.first()) {
+            (true, Some(&o0)) => {
+                for (chunk, &v) in part[o0..o0 + n * T::SIZE]
+                    .chunks_exact_mut(T::SIZE)
+                    .zip(row)
+                {
+                    v.store::<T>(chunk);
+                }
+            }
+            _ => {
+                for (&o, &v) in t.offs.iter().zip(row) {
+                    v.store::<T>(&mut part[o..]);
+                }
+            }
+        }
+    }
+}
+
+/// Writes `vals` (partition by partition, element order) to `t`.
+fn scatter<L: Lane>(view: &mut OnChipView<'_>, t: &Tile<'_>, vals: &[L]) {
+    let (bytes, pb) = mem_mut(view, t.ap.space());
+    with_elem!(t.ap.dtype(), T => scatter_typed::<T, L>(bytes, pb, t, vals));
+}
+
+/// Writes f32 results and reports whether a NaN landed in a float output.
+fn write_f32(view: &mut OnChipView<'_>, t: &Tile<'_>, vals: &[f32]) -> bool {
+    scatter(view, t, vals);
+    t.ap.dtype().is_float() && vals.iter().any(|v| v.is_nan())
+}
+
+fn is_int(d: Dtype) -> bool {
+    !d.is_float()
+}
+
+fn require_float(
+    opcode: &'static str,
+    operand: &'static str,
+    dtype: Dtype,
+) -> Result<(), ComputeError> {
+    if dtype.is_float() {
+        Ok(())
+    } else {
+        Err(ComputeError::UnsupportedDtype {
+            opcode,
+            operand,
+            dtype,
+            why: "the PE array takes float operands only (fp8, bf16, fp16, fp32)",
+        })
+    }
+}
+
+/// The `[P, 1]` vector a short operand names, validated.
+fn vector_tile<'o>(
+    view: &OnChipView<'_>,
+    opcode: &'static str,
+    operand: &'static str,
+    s: ShortOperand,
+    partitions: u32,
+    offs: &'o mut Vec<usize>,
+) -> Result<Tile<'o>, ComputeError> {
+    let ap = s
+        .as_vector(partitions)
+        .map_err(|source| ComputeError::InvalidOperand {
+            opcode,
+            operand,
+            source,
+        })?;
+    tile(view, ap, operand, offs)
+}
+
+/// A per-partition scalar: an immediate or one value per partition.
+enum PerPartition<'v, L> {
+    Imm(L),
+    Vector(&'v [L]),
+}
+
+impl<L: Copy> PerPartition<'_, L> {
+    #[inline]
+    fn get(&self, p: usize) -> L {
+        match self {
+            PerPartition::Imm(v) => *v,
+            PerPartition::Vector(v) => v[p],
+        }
+    }
+}
+
+fn outcome(out: &AccessPattern, produced_nan: bool) -> ComputeOutcome {
+    ComputeOutcome {
+        elements: out.total_elements(),
+        produced_nan,
+    }
+}
+
+/// Executes one compute instruction on `engine` against `mem`, updating `state` (PE's
+/// stationary operand, ACT's accumulators). See the [module docs](super) for the semantics and
+/// the order of checks; on error nothing is written and `state` is unchanged.
+pub fn execute(
+    instr: &Instruction,
+    engine: EngineKind,
+    mem: &mut OnChipView<'_>,
+    state: &mut EngineState,
+) -> Result<ComputeOutcome, ComputeError> {
+    let opcode = instr.opcode();
+    if !opcode.is_compute() {
+        return Err(ComputeError::NotCompute {
+            opcode: opcode.mnemonic(),
+        });
+    }
+    if !instr.allowed_on(engine) {
+        return Err(ComputeError::NotAllowedOnEngine {
+            engine,
+            opcode: opcode.mnemonic(),
+        });
+    }
+    if let Instruction::TensorTensor { in0, in1, .. } = instr {
+        if in0.space() == MemSpace::Psum && in1.space() == MemSpace::Psum {
+            return Err(ComputeError::BothInputsInPsum);
+        }
+    }
+    instr.check_operands()?;
+    let mut scratch = core::mem::take(&mut state.scratch);
+    let r = run(instr, engine, mem, state, &mut scratch);
+    state.scratch = scratch;
+    r
+}
+
+fn run(
+    instr: &Instruction,
+    engine: EngineKind,
+    view: &mut OnChipView<'_>,
+    state: &mut EngineState,
+    s: &mut Scratch,
+) -> Result<ComputeOutcome, ComputeError> {
+    let Scratch { f, o, i, r, b } = s;
+    let [f0, f1, f2, f3] = f;
+    let [o0, o1, o2, o3] = o;
+    let [i0, i1] = i;
+    let [r0, r1] = r;
+    let [b0, b1, b2] = b;
+    match instr {
+        Instruction::MatmulLoadStationary { stationary } => {
+            let t = tile(view, *stationary, "stationary", o0)?;
+            require_float("matmul.ld", "stationary", t.ap.dtype())?;
+            let st = state.stationary.get_or_insert_with(Stationary::default);
+            st.k = t.ap.partitions();
+            st.m = t.epp() as u32;
+            gather(view, &t, &mut st.data);
+            Ok(ComputeOutcome::default())
+        }
+        Instruction::MatmulMoving {
+            dst,
+            moving,
+            accumulate,
+        } => {
+            let st = state
+                .stationary
+                .as_ref()
+                .ok_or(ComputeError::NoStationary)?;
+            let mv = tile(view, *moving, "moving", o0)?;
+            require_float("matmul.mm", "moving", mv.ap.dtype())?;
+            if mv.ap.partitions() != st.k {
+                return Err(ComputeError::KMismatch {
+                    stationary: st.k,
+                    moving: mv.ap.partitions(),
+                });
+            }
+            let d = tile(view, *dst, "dst", o1)?;
+            require_float("matmul.mm", "dst", d.ap.dtype())?;
+            if d.ap.partitions() != st.m {
+                return Err(ComputeError::ShapeMismatch {
+                    opcode: "matmul.mm",
+                    what: format!(
+                        "dst has {} partitions but the stationary operand has M = {}",
+                        d.ap.partitions(),
+                        st.m
+                    ),
+                });
+            }
+            let (k, m, n) = (st.k as usize, st.m as usize, mv.epp());
+            gather(view, &mv, f0);
+            let out = f1;
+            out.clear();
+            out.resize(m * n, 0.0);
+            for kk in 0..k {
+                let srow = &st.data[kk * m..(kk + 1) * m];
+                let mrow = &f0[kk * n..(kk + 1) * n];
+                for (mm, &sv) in srow.iter().enumerate() {
+                    let orow = &mut out[mm * n..(mm + 1) * n];
+                    for (acc, &x) in orow.iter_mut().zip(mrow) {
+                        *acc += sv * x;
+                    }
+                }
+            }
+            if *accumulate {
+                gather(view, &d, f2);
+                for (acc, &old) in out.iter_mut().zip(f2.iter()) {
+                    *acc += old;
+                }
+            }
+            let nan = write_f32(view, &d, out);
+            Ok(outcome(dst, nan))
+        }
+        Instruction::Activation {
+            func,
+            out,
+            input,
+            scale,
+            bias,
+            reduce,
+        } => {
+            let inp = tile(view, *input, "input", o0)?;
+            let ot = tile(view, *out, "out", o1)?;
+            let parts = inp.ap.partitions();
+            let scale_v = match scale {
+                ScalarOperand::Imm(v) => PerPartition::Imm(*v),
+                ScalarOperand::Vector(sv) => {
+                    let t = vector_tile(view, "act", "scale", *sv, parts, o2)?;
+                    gather(view, &t, f1);
+                    PerPartition::Vector(&f1[..])
+                }
+            };
+            let bias_v = match bias {
+                None => None,
+                Some(bv) => {
+                    let t = vector_tile(view, "act", "bias", *bv, parts, o3)?;
+                    gather(view, &t, f2);
+                    Some(&f2[..])
+                }
+            };
+            gather(view, &inp, f0);
+            let n = inp.epp();
+            let res = f3;
+            res.clear();
+            res.reserve(f0.len());
+            for (p, row) in f0.chunks_exact(n).enumerate() {
+                let sc = scale_v.get(p);
+                match bias_v {
+                    Some(bv) => {
+                        let bi = bv[p];
+                        res.extend(row.iter().map(|&x| x * sc + bi));
+                    }
+                    None => res.extend(row.iter().map(|&x| x * sc)),
+                }
+            }
+            activate_slice(*func, res);
+            let nan = write_f32(view, &ot, res);
+            apply_reduce(&mut state.accumulators, *reduce, ot.start(), res, ot.epp());
+            Ok(outcome(out, nan))
+        }
+        Instruction::TensorTensor { op, out, in0, in1 } => {
+            let a = tile(view, *in0, "in0", o0)?;
+            let in1_ap = in1
+                .with_shape_of(in0)
+                .map_err(|source| ComputeError::InvalidOperand {
+                    opcode: "tensor_tensor",
+                    operand: "in1",
+                    source,
+                })?;
+            let bt = tile(view, in1_ap, "in1", o1)?;
+            let ot = tile(view, *out, "out", o2)?;
+            if op.is_bitvec() {
+                gather(view, &a, b0);
+                gather(view, &bt, b1);
+                b2.clear();
+                b2.extend(b0.iter().zip(b1.iter()).map(|(&x, &y)| alu_bits(*op, x, y)));
+                scatter(view, &ot, b2);
+                Ok(outcome(out, false))
+            } else {
+                gather(view, &a, f0);
+                gather(view, &bt, f1);
+                f2.clear();
+                binary_map(*op, f0, f1, f2);
+                let nan = write_f32(view, &ot, f2);
+                Ok(outcome(out, nan))
+            }
+        }
+        Instruction::TensorScalar {
+            out,
+            input,
+            op0,
+            operand0,
+            reverse0,
+            op1,
+            operand1,
+            reverse1,
+        } => {
+            let inp = tile(view, *input, "input", o0)?;
+            let ot = tile(view, *out, "out", o1)?;
+            let parts = inp.ap.partitions();
+            let t0 = match operand0 {
+                ScalarOperand::Vector(v) => Some(vector_tile(
+                    view,
+                    "tensor_scalar",
+                    "operand0",
+                    *v,
+                    parts,
+                    o2,
+                )?),
+                ScalarOperand::Imm(_) => None,
+            };
+            let t1 = match operand1 {
+                ScalarOperand::Vector(v) => Some(vector_tile(
+                    view,
+                    "tensor_scalar",
+                    "operand1",
+                    *v,
+                    parts,
+                    o3,
+                )?),
+                ScalarOperand::Imm(_) => None,
+            };
+            let n = inp.epp();
+            if op0.is_bitvec() || op1.is_bitvec() {
+                let s0 = bits_operand(view, operand0, t0.as_ref(), b1);
+                let s1 = bits_operand(view, operand1, t1.as_ref(), b2);
+                gather(view, &inp, b0);
+                for (p, row) in b0.chunks_exact_mut(n).enumerate() {
+                    let (c0, c1) = (s0.get(p), s1.get(p));
+                    for x in row {
+                        let y = stage_bits(*op0, *reverse0, *x, c0);
+                        *x = stage_bits(*op1, *reverse1, y, c1);
+                    }
+                }
+                scatter(view, &ot, b0);
+                Ok(outcome(out, false))
+            } else {
+                let s0 = f32_operand(view, operand0, t0.as_ref(), f1);
+                let s1 = f32_operand(view, operand1, t1.as_ref(), f2);
+                gather(view, &inp, f0);
+                for (p, row) in f0.chunks_exact_mut(n).enumerate() {
+                    let (c0, c1) = (s0.get(p), s1.get(p));
+                    for x in row {
+                        let y = stage(*op0, *reverse0, *x, c0);
+                        *x = stage(*op1, *reverse1, y, c1);
+                    }
+                }
+                let nan = write_f32(view, &ot, f0);
+                Ok(outcome(out, nan))
+            }
+        }
+        Instruction::TensorCopy { out, input } => {
+            let inp = tile(view, *input, "input", o0)?;
+            let ot = tile(view, *out, "out", o1)?;
+            if is_int(inp.ap.dtype()) && inp.ap.dtype() == ot.ap.dtype() {
+                gather(view, &inp, r0);
+                scatter(view, &ot, r0);
+                Ok(outcome(out, false))
+            } else if is_int(inp.ap.dtype()) && is_int(ot.ap.dtype()) {
+                gather(view, &inp, i0);
+                scatter(view, &ot, i0);
+                Ok(outcome(out, false))
+            } else {
+                gather(view, &inp, f0);
+                let nan = write_f32(view, &ot, f0);
+                Ok(outcome(out, nan))
+            }
+        }
+        Instruction::TensorReduce {
+            op,
+            out,
+            input,
+            negate,
+            ..
+        } => {
+            let inp = tile(view, *input, "input", o0)?;
+            let ot = tile(view, *out, "out", o1)?;
+            let kept = ot.epp();
+            // check_operands: out has the input's partitions and the kept dims' product.
+            let r = inp.epp() / kept.max(1);
+            if op.is_bitvec() {
+                gather(view, &inp, b0);
+                b1.clear();
+                b1.extend(b0.chunks_exact(r.max(1)).map(|g| {
+                    let v = g[1..].iter().fold(g[0], |acc, &x| alu_bits(*op, acc, x));
+                    if *negate {
+                        v.wrapping_neg()
+                    } else {
+                        v
+                    }
+                }));
+                scatter(view, &ot, b1);
+                Ok(outcome(out, false))
+            } else {
+                gather(view, &inp, f0);
+                f1.clear();
+                f1.extend(f0.chunks_exact(r.max(1)).map(|g| {
+                    let v = g[1..].iter().fold(g[0], |acc, &x| alu(*op, acc, x));
+                    if *negate {
+                        -v
+                    } else {
+                        v
+                    }
+                }));
+                let nan = write_f32(view, &ot, f1);
+                Ok(outcome(out, nan))
+            }
+        }
+        Instruction::Memset { out, value } => {
+            let ot = tile(view, *out, "out", o0)?;
+            f0.clear();
+            f0.resize(ot.len(), *value);
+            let nan = write_f32(view, &ot, f0);
+            Ok(outcome(out, nan))
+        }
+        Instruction::Iota {
+            out,
+            offset,
+            channel_multiplier,
+            pattern,
+        } => {
+            let ot = tile(view, *out, "out", o0)?;
+            iota_values(pattern, *offset, *channel_multiplier, ot.parts(), i0);
+            if is_int(ot.ap.dtype()) {
+                scatter(view, &ot, i0);
+                Ok(outcome(out, false))
+            } else {
+                f0.clear();
+                f0.extend(i0.iter().map(|&v| v as f32));
+                let nan = write_f32(view, &ot, f0);
+                Ok(outcome(out, nan))
+            }
+        }
+        Instruction::Transpose { out, input } => {
+            if engine == EngineKind::Pe {
+                for (operand, ap, expected) in [
+                    ("input", input, MemSpace::Sbuf),
+                    ("out", out, MemSpace::Psum),
+                ] {
+                    if ap.space() != expected {
+                        return Err(ComputeError::WrongSpace {
+                            opcode: "transpose",
+                            operand,
+                            expected,
+                        });
+                    }
+                }
+            }
+            let inp = tile(view, *input, "input", o0)?;
+            let ot = tile(view, *out, "out", o1)?;
+            let (p, fdim) = (inp.parts(), inp.epp());
+            if is_int(inp.ap.dtype()) && inp.ap.dtype() == ot.ap.dtype() {
+                gather(view, &inp, r0);
+                transpose_into(r0, p, fdim, r1);
+                scatter(view, &ot, r1);
+                Ok(outcome(out, false))
+            } else if is_int(inp.ap.dtype()) && is_int(ot.ap.dtype()) {
+                gather(view, &inp, i0);
+                transpose_into(i0, p, fdim, i1);
+                scatter(view, &ot, i1);
+                Ok(outcome(out, false))
+            } else {
+                gather(view, &inp, f0);
+                transpose_into(f0, p, fdim, f1);
+                let nan = write_f32(view, &ot, f1);
+                Ok(outcome(out, nan))
+            }
+        }
+        // `execute` admits compute opcodes only.
+        _ => Err(ComputeError::NotCompute {
+            opcode: instr.opcode().mnemonic(),
+        }),
+    }
+}
+
+/// `out = op(a, b)` element-wise, with the common ops' loops specialised.
+fn binary_map(op: AluOp, a: &[f32], b: &[f32], out: &mut Vec<f32>) {
+    out.clear();
+    let pairs = a.iter().zip(b);
+    match op {
+        AluOp::Add => out.extend(pairs.map(|(&x, &y)| x + y)),
+        AluOp::Subtract => out.extend(pairs.map(|(&x, &y)| x - y)),
+        AluOp::Multiply => out.extend(pairs.map(|(&x, &y)| x * y)),
+        AluOp::Divide => out.extend(pairs.map(|(&x, &y)| x / y)),
+        _ => out.extend(pairs.map(|(&x, &y)| alu(op, x, y))),
+    }
+}
+
+/// Applies an activation function in place, with the cheap functions' loops specialised.
+fn activate_slice(func: ActivationFunc, xs: &mut [f32]) {
+    match func {
+        ActivationFunc::Identity => {}
+        ActivationFunc::Relu => {
+            for x in xs {
+                *x = activate(ActivationFunc::Relu, *x);
+            }
+        }
+        _ => {
+            for x in xs {
+                *x = activate(func, *x);
+            }
+        }
+    }
+}
+
+/// One `tensor_scalar` stage in f32.
+#[inline]
+fn stage(op: AluOp, reverse: bool, x: f32, s: f32) -> f32 {
+    if reverse {
+        alu(op, s, x)
+    } else {
+        alu(op, x, s)
+    }
+}
+
+/// One `tensor_scalar` stage on 32-bit patterns.
+#[inline]
+fn stage_bits(op: AluOp, reverse: bool, x: u32, s: u32) -> u32 {
+    if reverse {
+        alu_bits(op, s, x)
+    } else {
+        alu_bits(op, x, s)
+    }
+}
+
+fn f32_operand<'v>(
+    view: &OnChipView<'_>,
+    s: &ScalarOperand,
+    t: Option<&Tile<'_>>,
+    buf: &'v mut Vec<f32>,
+) -> PerPartition<'v, f32> {
+    match (s, t) {
+        (ScalarOperand::Vector(_), Some(t)) => {
+            gather(view, t, buf);
+            PerPartition::Vector(&buf[..])
+        }
+        (ScalarOperand::Imm(v), _) => PerPartition::Imm(*v),
+        // A vector operand always comes with its tile.
+        (ScalarOperand::Vector(_), None) => PerPartition::Imm(0.0),
+    }
+}
+
+fn bits_operand<'v>(
+    view: &OnChipView<'_>,
+    s: &ScalarOperand,
+    t: Option<&Tile<'_>>,
+    buf: &'v mut Vec<u32>,
+) -> PerPartition<'v, u32> {
+    match (s, t) {
+        (ScalarOperand::Vector(_), Some(t)) => {
+            gather(view, t, buf);
+            PerPartition::Vector(&buf[..])
+        }
+        (ScalarOperand::Imm(v), _) => PerPartition::Imm(f32_to_pattern(*v)),
+        (ScalarOperand::Vector(_), None) => PerPartition::Imm(0),
+    }
+}
+
+/// The iota int32 values of `parts` partitions, partition by partition.
+fn iota_values(
+    pattern: &IotaPattern,
+    offset: i32,
+    channel_multiplier: i32,
+    parts: usize,
+    out: &mut Vec<i64>,
+) {
+    out.clear();
+    for p in 0..parts {
+        let base = offset.wrapping_add(channel_multiplier.wrapping_mul(p as i32));
+        out.extend(pattern.values(base).map(i64::from));
+    }
+}
+
+/// `dst[f·p_count + p] = src[p·f_count + f]`.
+fn transpose_into<L: Copy>(src: &[L], p_count: usize, f_count: usize, dst: &mut Vec<L>) {
+    dst.clear();
+    dst.reserve(src.len());
+    for f in 0..f_count {
+        dst.extend((0..p_count).map(|p| src[p * f_count + f]));
+    }
+}
+
+/// ACT's accumulate-reduce on the rows of `res` (partitions `start..` of the output).
+fn apply_reduce(
+    acc: &mut [f32; ACT_ACCUMULATORS],
+    cmd: ReduceCmd,
+    start: usize,
+    res: &[f32],
+    n: usize,
+) {
+    if matches!(cmd, ReduceCmd::Reset | ReduceCmd::ResetReduce) {
+        acc.fill(0.0);
+    }
+    if matches!(cmd, ReduceCmd::Idle | ReduceCmd::Reset) || n == 0 {
+        return;
+    }
+    for (p, row) in res.chunks_exact(n).enumerate() {
+        let sum = row.iter().fold(0.0f32, |s, &x| s + x);
+        if let Some(slot) = acc.get_mut(start + p) {
+            *slot = match cmd {
+                ReduceCmd::LoadReduce => sum,
+                _ => *slot + sum,
+            };
+        }
+    }
+}

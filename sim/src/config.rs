@@ -1,0 +1,89 @@
+//! Simulator configuration: the target, memory placement, timing constants and the fault plan.
+
+use nrt_hal::Target;
+
+use crate::faults::FaultPlan;
+use crate::memory::MemoryConfig;
+
+/// Timing constants of the discrete-event model, in device cycles (the SP/sequencer clock of the
+/// target, `TargetSpec::clocks.sp`). Each default is **our choice** — the public record gives
+/// clocks and bandwidths (reference neff-isa-nrt.md §11.2, used through the target tables) but
+/// not per-operation overheads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimingConfig {
+    /// Fixed cost of one DMA descriptor pair (fetch, decode, completion bookkeeping).
+    pub dma_descriptor_cycles: u64,
+    /// Cost of an engine `Write`, semaphore, event, header or nop instruction.
+    pub sync_instruction_cycles: u64,
+    /// Sequencer cost to begin an execution (latch the request, program engine start addresses).
+    pub seq_start_cycles: u64,
+    /// Extra cost when the request says `reload_seq_config = 1`.
+    pub seq_config_reload_cycles: u64,
+    /// Extra cost when the request says `load_act_dve_tables = 1`.
+    pub act_dve_table_load_cycles: u64,
+    /// Sequencer cost to retire an execution (completion semaphore, notification entry).
+    pub seq_complete_cycles: u64,
+}
+
+impl Default for TimingConfig {
+    fn default() -> Self {
+        TimingConfig {
+            dma_descriptor_cycles: 32,
+            sync_instruction_cycles: 4,
+            seq_start_cycles: 200,
+            seq_config_reload_cycles: 2_000,
+            act_dve_table_load_cycles: 6_000,
+            seq_complete_cycles: 100,
+        }
+    }
+}
+
+/// How to build a simulated device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// The generation simulated.
+    pub target: Target,
+    /// Allocator placement (including the base offset used to prove address independence).
+    pub memory: MemoryConfig,
+    /// Timing constants.
+    pub timing: TimingConfig,
+    /// Faults to inject.
+    pub faults: FaultPlan,
+    /// Record a timeline of spans (engine instructions, DMA batches, semaphore waits). Off by
+    /// default: it costs memory proportional to the work done.
+    pub timeline: bool,
+    /// Upper bound on recorded timeline spans; later spans are counted but dropped.
+    pub timeline_limit: usize,
+}
+
+impl SimConfig {
+    /// A default device of `target`: no faults, no timeline.
+    pub fn new(target: Target) -> Self {
+        SimConfig {
+            target,
+            memory: MemoryConfig::default(),
+            timing: TimingConfig::default(),
+            faults: FaultPlan::default(),
+            timeline: false,
+            timeline_limit: 1 << 20,
+        }
+    }
+
+    /// Same configuration with the timeline on.
+    pub fn with_timeline(mut self) -> Self {
+        self.timeline = true;
+        self
+    }
+
+    /// Same configuration with `faults` injected.
+    pub fn with_faults(mut self, faults: FaultPlan) -> Self {
+        self.faults = faults;
+        self
+    }
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig::new(Target::Trn1)
+    }
+}

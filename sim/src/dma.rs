@@ -1,0 +1,462 @@
+//! DMA engines and queues (reference driver-abi.md §3, §8).
+//!
+//! Each core has 16 DMA engines of 16 queues. A queue has a TX (m2s, source) and an RX (s2m,
+//! destination) ring of 16-byte UDMA descriptors in device memory. A tail increment — from
+//! `DMA_QUEUE_COPY_START`, or a 4-byte store to the queue's `drtp_inc` register by a DMA or an
+//! engine `Write` — makes that many more descriptors available; the engine then fetches TX and
+//! RX descriptors in lock step, checks each one's ring-id phase and decodes it, checks the pair's
+//! lengths agree, and moves the bytes through the device's one store path
+//! ([`crate::device::Device::transfer`]) — so a descriptor aimed at a semaphore, an event, a
+//! tail-increment or sequencer register has exactly the effect of any other store.
+//!
+//! A bad descriptor (buffer outside memory, TX/RX length mismatch, ring overrun, wrong phase,
+//! unused bits set, an HBM uncorrectable error, or an injected abort) stops that queue
+//! (status Aborted) and writes an error entry; if the queue was working for an execution, the
+//! sequencer aborts that execution. Nothing here can panic on descriptor contents.
+//!
+//! # Timing (device cycles at the SP clock)
+//!
+//! Each engine serves its queues one kicked batch at a time, in kick order. A descriptor pair of
+//! `len` bytes costs `dma_descriptor_cycles + ⌈len · f_sp / B_engine⌉`, where `B_engine` is the
+//! target's per-engine bandwidth (ISA §11.2). Pairs that touch HBM or host memory also reserve
+//! the core's HBM port for `⌈len · f_sp / (B_hbm / cores)⌉` cycles; a pair ends no earlier than
+//! its port reservation, which caps a core's aggregate DMA bandwidth at its share of the
+//! device's HBM bandwidth. The bytes move at the start of the pair; the next pair starts when
+//! this one's cost has elapsed.
+//!
+//! # The hardware exec queue
+//!
+//! The sequencer drives its exec queue in *block mode* (see `nrt_hal::target::seq`): instead of
+//! a host-set tail, descriptors are available as long as their ring-id phase is current, and
+//! the block ends after the pair whose RX descriptor has `INT_EN`.
+
+use std::collections::VecDeque;
+
+use nrt_hal::hal::{QueueState, QueueStatus};
+use nrt_hal::notify::{DmaFault, Notification};
+use nrt_hal::target::Direction;
+use nrt_hal::udma::{LenCtrlFlags, RingCursor, RingGeometry, RxDesc, TxDesc, UdmaDesc};
+use nrt_hal::{DeviceAddr, DmaEngine, MemHandle, NcIndex, QueueId, QueueRef};
+
+use crate::device::{AccessFault, Device};
+use crate::memory::MemFault;
+use crate::sched::Unit;
+use crate::timeline::Track;
+
+/// One ring of a queue.
+#[derive(Debug, Clone)]
+pub(crate) struct Ring {
+    /// The allocation holding the ring (kept for diagnostics and state dumps).
+    #[allow(dead_code)]
+    pub handle: MemHandle,
+    pub base: DeviceAddr,
+    pub geom: RingGeometry,
+    pub cursor: RingCursor,
+    /// Descriptors made available and not yet consumed.
+    pub pending: u64,
+    /// Tail index (head + pending, modulo the ring size).
+    pub tail: u32,
+}
+
+impl Ring {
+    fn new(handle: MemHandle, base: DeviceAddr, geom: RingGeometry) -> Self {
+        Ring {
+            handle,
+            base,
+            geom,
+            cursor: RingCursor::new(geom),
+            pending: 0,
+            tail: 0,
+        }
+    }
+
+    fn slot_addr(&self) -> DeviceAddr {
+        DeviceAddr::new(self.base.raw() + self.cursor.index() as u64 * 16)
+    }
+}
+
+/// One DMA queue.
+#[derive(Debug, Clone)]
+pub(crate) struct DmaQueue {
+    pub tx: Option<Ring>,
+    pub rx: Option<Ring>,
+    pub status: QueueStatus,
+    /// Driven by the sequencer in block mode.
+    pub seq_block: bool,
+    /// In its engine's run queue.
+    pub queued: bool,
+    /// Timeline: start cycle and pair count of the batch being processed.
+    pub batch: Option<(u64, u64)>,
+}
+
+impl DmaQueue {
+    fn new() -> Self {
+        DmaQueue {
+            tx: None,
+            rx: None,
+            status: QueueStatus::Disabled,
+            seq_block: false,
+            queued: false,
+            batch: None,
+        }
+    }
+
+    /// Whether the queue has nothing left to do (drained, stopped or never started).
+    pub fn is_drained(&self) -> bool {
+        if self.status != QueueStatus::Enabled {
+            return true;
+        }
+        if self.seq_block {
+            return false;
+        }
+        let tx = self.tx.as_ref().map_or(0, |r| r.pending);
+        let rx = self.rx.as_ref().map_or(0, |r| r.pending);
+        tx == 0 || rx == 0
+    }
+}
+
+/// One DMA engine: its queues and the run queue of queues with work.
+#[derive(Debug, Clone)]
+pub(crate) struct DmaEngineState {
+    pub queues: Vec<DmaQueue>,
+    pub runq: VecDeque<u32>,
+    pub free_at: u64,
+}
+
+impl DmaEngineState {
+    pub fn new(queues: u32) -> Self {
+        DmaEngineState {
+            queues: (0..queues).map(|_| DmaQueue::new()).collect(),
+            runq: VecDeque::new(),
+            free_at: 0,
+        }
+    }
+}
+
+/// Why a pair failed, for the error entry.
+struct PairFault {
+    fault: DmaFault,
+    index: u32,
+    address: DeviceAddr,
+    uncorrectable: Option<DeviceAddr>,
+}
+
+impl PairFault {
+    fn access(e: AccessFault, index: u32) -> Self {
+        let uncorrectable = match e {
+            AccessFault::Mem(MemFault::Uncorrectable { addr }) => Some(addr),
+            _ => None,
+        };
+        PairFault {
+            fault: DmaFault::AddressFault,
+            index,
+            address: e.addr(),
+            uncorrectable,
+        }
+    }
+}
+
+impl Device {
+    fn queue(&self, q: QueueRef) -> Option<&DmaQueue> {
+        self.cores
+            .get(q.nc.index())?
+            .dma
+            .get(q.engine.index())?
+            .queues
+            .get(q.queue.index())
+    }
+
+    fn queue_mut(&mut self, q: QueueRef) -> &mut DmaQueue {
+        &mut self.cores[q.nc.index()].dma[q.engine.index()].queues[q.queue.index()]
+    }
+
+    /// `DMA_QUEUE_INIT`: attaches rings (already validated by the caller) and resets the queue.
+    pub fn dma_queue_init(
+        &mut self,
+        q: QueueRef,
+        tx: (MemHandle, DeviceAddr, RingGeometry),
+        rx: (MemHandle, DeviceAddr, RingGeometry),
+    ) {
+        let eng = &mut self.cores[q.nc.index()].dma[q.engine.index()];
+        eng.runq.retain(|&x| x != q.queue.0);
+        let queue = &mut eng.queues[q.queue.index()];
+        *queue = DmaQueue::new();
+        queue.tx = Some(Ring::new(tx.0, tx.1, tx.2));
+        queue.rx = Some(Ring::new(rx.0, rx.1, rx.2));
+        queue.status = QueueStatus::Enabled;
+    }
+
+    /// `DMA_QUEUE_GET_STATE`.
+    pub fn dma_queue_state(&self, q: QueueRef) -> Option<QueueState> {
+        let queue = self.queue(q)?;
+        let (tx_head, tx_tail) = queue
+            .tx
+            .as_ref()
+            .map_or((0, 0), |r| (r.cursor.index(), r.tail));
+        let (rx_head, rx_tail) = queue
+            .rx
+            .as_ref()
+            .map_or((0, 0), |r| (r.cursor.index(), r.tail));
+        Some(QueueState {
+            status: queue.status,
+            tx_head,
+            tx_tail,
+            rx_head,
+            rx_tail,
+        })
+    }
+
+    /// A tail increment of `n` descriptors on one ring of `q`.
+    pub fn tail_increment(&mut self, q: QueueRef, dir: Direction, n: u32) {
+        if !self.target.has_core(q.nc) || self.queue(q).is_none() {
+            return;
+        }
+        self.seq_note_kick(q);
+        let queue = self.queue_mut(q);
+        if queue.status == QueueStatus::Aborted {
+            return;
+        }
+        let ring = match dir {
+            Direction::Tx => queue.tx.as_mut(),
+            Direction::Rx => queue.rx.as_mut(),
+        };
+        let Some(ring) = ring else {
+            let idx = 0;
+            self.queue_fault(
+                q,
+                PairFault {
+                    fault: DmaFault::NoRing,
+                    index: idx,
+                    address: DeviceAddr::ZERO,
+                    uncorrectable: None,
+                },
+            );
+            return;
+        };
+        ring.pending += n as u64;
+        let count = ring.geom.count();
+        ring.tail = ((ring.tail as u64 + n as u64) % count as u64) as u32;
+        if ring.pending > count as u64 {
+            let index = ring.tail;
+            let address = ring.base;
+            self.queue_fault(
+                q,
+                PairFault {
+                    fault: DmaFault::RingOverrun,
+                    index,
+                    address,
+                    uncorrectable: None,
+                },
+            );
+            return;
+        }
+        if n > 0 {
+            self.dma_kick(q);
+        }
+    }
+
+    /// Puts `q` on its engine's run queue and wakes the engine.
+    pub fn dma_kick(&mut self, q: QueueRef) {
+        let now = self.now;
+        let eng = &mut self.cores[q.nc.index()].dma[q.engine.index()];
+        let queue = &mut eng.queues[q.queue.index()];
+        if queue.queued || queue.status != QueueStatus::Enabled {
+            return;
+        }
+        queue.queued = true;
+        eng.runq.push_back(q.queue.0);
+        let at = now.max(eng.free_at);
+        self.sched.schedule(at, q.nc.0, Unit::Dma(q.engine.0));
+    }
+
+    /// Stops `q` with `f`, writes the error entry, and aborts the execution it served.
+    fn queue_fault(&mut self, q: QueueRef, f: PairFault) {
+        let queue = self.queue_mut(q);
+        queue.status = QueueStatus::Aborted;
+        queue.seq_block = false;
+        let compute_idx = self.cores[q.nc.index()].seq.current_idx();
+        let n = match f.uncorrectable {
+            Some(address) => Notification::HbmUncorrectable {
+                core: q.nc,
+                compute_idx,
+                address,
+            },
+            None => Notification::DmaError {
+                core: q.nc,
+                engine: q.engine,
+                queue: q.queue,
+                compute_idx,
+                descriptor_index: f.index,
+                address: f.address,
+                fault: f.fault,
+            },
+        };
+        self.post(q.nc, n);
+        self.seq_fault(q.nc);
+    }
+
+    /// Wake-up of DMA engine `eng` of core `nc`: serve run-queue batches.
+    pub fn dma_step(&mut self, nc: NcIndex, eng: u32) {
+        let mut t = self.now;
+        loop {
+            let e = &mut self.cores[nc.index()].dma[eng as usize];
+            let Some(&qid) = e.runq.front() else {
+                return;
+            };
+            let q = QueueRef::new(nc, DmaEngine(eng), QueueId(qid));
+            let queue = &e.queues[qid as usize];
+            let ready =
+                queue.status == QueueStatus::Enabled && (queue.seq_block || !queue.is_drained());
+            if !ready {
+                self.dma_retire_batch(q, t);
+                continue;
+            }
+            match self.dma_pair(q, t) {
+                Ok((cost, block_end)) => {
+                    t += cost;
+                    self.cores[nc.index()].dma[eng as usize].free_at = t;
+                    if let Some(b) = &mut self.queue_mut(q).batch {
+                        b.1 += 1;
+                    } else {
+                        self.queue_mut(q).batch = Some((t - cost, 1));
+                    }
+                    if block_end {
+                        self.queue_mut(q).seq_block = false;
+                        self.dma_retire_batch(q, t);
+                        self.seq_block_done(nc, t);
+                    }
+                }
+                Err(f) => {
+                    self.dma_retire_batch(q, t);
+                    self.queue_fault(q, f);
+                    continue;
+                }
+            }
+            if !self.may_run_ahead(t, nc, Unit::Dma(eng)) {
+                self.sched.schedule(t, nc.0, Unit::Dma(eng));
+                return;
+            }
+            self.now = t;
+        }
+    }
+
+    /// Takes `q` off its engine's run queue, records its batch span, and tells the sequencer.
+    fn dma_retire_batch(&mut self, q: QueueRef, t: u64) {
+        let e = &mut self.cores[q.nc.index()].dma[q.engine.index()];
+        if e.runq.front() == Some(&q.queue.0) {
+            e.runq.pop_front();
+        } else {
+            e.runq.retain(|&x| x != q.queue.0);
+        }
+        let queue = &mut e.queues[q.queue.index()];
+        queue.queued = false;
+        if let Some((start, n)) = queue.batch.take() {
+            self.timeline
+                .record(Track::DmaQueue(q), format!("dma x{n}"), start, t);
+        }
+        // Work may have arrived for this queue while it was being served.
+        let more_work = self
+            .queue(q)
+            .is_some_and(|x| !x.seq_block && !x.is_drained());
+        if more_work {
+            self.dma_kick(q);
+        } else {
+            self.seq_queue_drained(q.nc);
+        }
+    }
+
+    /// Performs the next descriptor pair of `q` at cycle `t`; returns its cost and whether it
+    /// ended a sequencer block.
+    fn dma_pair(&mut self, q: QueueRef, t: u64) -> Result<(u64, bool), PairFault> {
+        let queue = self.queue(q).expect("dma_step only serves existing queues");
+        let (Some(tx), Some(rx)) = (queue.tx.clone(), queue.rx.clone()) else {
+            return Err(PairFault {
+                fault: DmaFault::NoRing,
+                index: 0,
+                address: DeviceAddr::ZERO,
+                uncorrectable: None,
+            });
+        };
+        let index = tx.cursor.index();
+        if self.faults.abort_queues.contains(&q) {
+            return Err(PairFault {
+                fault: DmaFault::Aborted,
+                index,
+                address: tx.slot_addr(),
+                uncorrectable: None,
+            });
+        }
+        let fetch = |dev: &mut Device, ring: &Ring| -> Result<UdmaDesc, PairFault> {
+            let mut b = [0u8; 16];
+            dev.mem
+                .read(ring.slot_addr(), &mut b)
+                .map_err(|e| PairFault::access(AccessFault::Mem(e), ring.cursor.index()))?;
+            let d = UdmaDesc::from_bytes(&b);
+            ring.cursor.check(&d).map_err(|_| PairFault {
+                fault: DmaFault::RingIdMismatch,
+                index: ring.cursor.index(),
+                address: ring.slot_addr(),
+                uncorrectable: None,
+            })?;
+            Ok(d)
+        };
+        let txd = fetch(self, &tx)?;
+        let rxd = fetch(self, &rx)?;
+        let bad = |ring: &Ring| PairFault {
+            fault: DmaFault::BadDescriptor,
+            index: ring.cursor.index(),
+            address: ring.slot_addr(),
+            uncorrectable: None,
+        };
+        let txd = TxDesc::decode(&txd).map_err(|_| bad(&tx))?;
+        let rxd = RxDesc::decode(&rxd).map_err(|_| bad(&rx))?;
+        if txd.len() != rxd.len() {
+            return Err(PairFault {
+                fault: DmaFault::LengthMismatch,
+                index,
+                address: txd.src(),
+                uncorrectable: None,
+            });
+        }
+        let len = txd.len() as u64;
+        let (src, dst) = (txd.src(), rxd.dst());
+        // Advance first: a store in this pair may kick this very queue again.
+        {
+            let queue = self.queue_mut(q);
+            let block = queue.seq_block;
+            for ring in [queue.tx.as_mut(), queue.rx.as_mut()].into_iter().flatten() {
+                ring.cursor.advance();
+                if !block {
+                    ring.pending = ring.pending.saturating_sub(1);
+                }
+            }
+        }
+        self.transfer(src, dst, len)
+            .map_err(|e| PairFault::access(e, index))?;
+        self.stats.descriptors += 1;
+        self.stats.dma_bytes += len;
+        let block_end = self.queue(q).is_some_and(|x| x.seq_block)
+            && rxd.flags().contains(LenCtrlFlags::INT_EN);
+        Ok((self.dma_cost(q.nc, src, dst, len, t), block_end))
+    }
+
+    /// Cost in device cycles of one pair of `len` bytes starting at `t` (see module docs).
+    fn dma_cost(&mut self, nc: NcIndex, src: DeviceAddr, dst: DeviceAddr, len: u64, t: u64) -> u64 {
+        let spec = self.target.spec();
+        let f = spec.clocks.sp as u128;
+        let div_ceil = |a: u128, b: u128| a.div_ceil(b) as u64;
+        let engine = self.timing.dma_descriptor_cycles
+            + div_ceil(len as u128 * f, spec.dma_engine_bandwidth as u128);
+        let is_mem = |a: DeviceAddr| self.target.decode_mmio(a).is_none();
+        let touches_hbm = is_mem(src) || is_mem(dst);
+        if !touches_hbm {
+            return engine;
+        }
+        let per_core = spec.hbm_bandwidth as u128 / spec.nc_count as u128;
+        let hbm = div_ceil(len as u128 * f, per_core);
+        let core = &mut self.cores[nc.index()];
+        let start = core.hbm_free_at.max(t);
+        core.hbm_free_at = start + hbm;
+        (t + engine).max(core.hbm_free_at) - t
+    }
+}

@@ -1,0 +1,458 @@
+//! [`Sim`]: the simulated device as a [`Hal`] backend.
+//!
+//! The whole device sits behind one mutex. HAL calls that start device work (a tail increment,
+//! a semaphore increment) only queue it at the device's current cycle; **time advances only in
+//! [`Hal::wait`]**, which runs the event loop until its condition holds. There is no background
+//! thread, so a run is a pure function of the HAL calls made: memory contents, notification
+//! entries, cycle counts and the timeline are identical run to run.
+//!
+//! When a wait's condition is false and the device has nothing left to do, nothing can change
+//! it but another thread's HAL call: the wait then sleeps on a condition variable (woken by
+//! every state-changing call) until its host-time timeout, and returns [`HalError::Timeout`].
+//! That is how a hung engine surfaces to the runtime.
+
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use nrt_hal::abi::MemAllocCategory;
+use nrt_hal::hal::{
+    AllocRequest, CoreMemUsage, DeviceInfo, Mapping, MemInfo, MemLocation, NotificationQueue,
+    NqRequest, QueueState, RingSpec, WaitCondition,
+};
+use nrt_hal::isa::SemCmp;
+use nrt_hal::target::SemWindow;
+use nrt_hal::udma::RingGeometry;
+use nrt_hal::{
+    EventId, Hal, HalError, HalResult, MemHandle, NcIndex, QueueRef, SemaphoreId, Target,
+};
+
+use crate::config::SimConfig;
+use crate::device::{Device, SimStats};
+
+/// A simulated Neuron device.
+pub struct Sim {
+    target: Target,
+    dev: Mutex<Device>,
+    changed: Condvar,
+}
+
+impl std::fmt::Debug for Sim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sim").field("target", &self.target).finish()
+    }
+}
+
+fn invalid(op: &'static str, reason: impl Into<String>) -> HalError {
+    HalError::InvalidArgument {
+        op,
+        reason: reason.into(),
+    }
+}
+
+impl Sim {
+    /// A fresh device.
+    pub fn new(cfg: SimConfig) -> Self {
+        Sim {
+            target: cfg.target,
+            dev: Mutex::new(Device::new(&cfg)),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// The simulated generation.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Device> {
+        // A panic while holding the lock would be a simulator bug; keep serving rather than
+        // cascading it into every later call.
+        self.dev.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn mutate<T>(&self, f: impl FnOnce(&mut Device) -> HalResult<T>) -> HalResult<T> {
+        let r = f(&mut self.lock());
+        self.changed.notify_all();
+        r
+    }
+
+    fn check_nc(&self, op: &'static str, nc: NcIndex) -> HalResult<()> {
+        if self.target.has_core(nc) {
+            Ok(())
+        } else {
+            Err(invalid(
+                op,
+                format!("{nc} is not a core of this {}", self.target),
+            ))
+        }
+    }
+
+    fn check_sem(&self, op: &'static str, nc: NcIndex, sem: SemaphoreId) -> HalResult<()> {
+        self.check_nc(op, nc)?;
+        if sem.0 < self.target.spec().semaphores_per_core {
+            Ok(())
+        } else {
+            Err(invalid(op, format!("semaphore {} out of range", sem.0)))
+        }
+    }
+
+    fn check_queue(&self, op: &'static str, q: QueueRef) -> HalResult<()> {
+        self.check_nc(op, q.nc)?;
+        let s = self.target.spec();
+        if q.engine.0 >= s.dma_engines_per_core || q.queue.0 >= s.queues_per_engine {
+            return Err(invalid(op, format!("queue {q} out of range")));
+        }
+        Ok(())
+    }
+
+    /// The current device cycle.
+    pub fn now(&self) -> u64 {
+        self.lock().now
+    }
+
+    /// Work counters.
+    pub fn stats(&self) -> SimStats {
+        self.lock().stats.clone()
+    }
+
+    /// The timeline as Chrome / Perfetto trace JSON (empty unless the config enabled it).
+    pub fn timeline_json(&self) -> String {
+        let d = self.lock();
+        d.timeline.to_chrome_json(self.target)
+    }
+
+    /// The timeline's spans.
+    pub fn timeline_spans(&self) -> Vec<crate::timeline::Span> {
+        self.lock().timeline.spans().to_vec()
+    }
+
+    /// Notifications core `nc` had no queue for.
+    pub fn dropped_notifications(&self, nc: NcIndex) -> u64 {
+        self.lock()
+            .cores
+            .get(nc.index())
+            .map_or(0, |c| c.dropped_notifications)
+    }
+
+    /// Runs the device until it has nothing left to do; returns the cycle reached.
+    pub fn run_until_idle(&self) -> u64 {
+        let mut d = self.lock();
+        while d.step() {}
+        d.now
+    }
+
+    /// Stores a 4-byte value at a device address through the device's one store path, exactly
+    /// as a DMA descriptor or an engine `Write` would (for tests and tools; the runtime uses
+    /// the HAL).
+    pub fn store32(&self, addr: nrt_hal::DeviceAddr, value: u32) -> HalResult<()> {
+        self.mutate(|d| {
+            d.store32(addr, value).map_err(|e| HalError::DeviceFault {
+                nc: None,
+                reason: e.to_string(),
+            })
+        })
+    }
+
+    /// Loads a 4-byte value from a device address through the device's decoder.
+    pub fn load32(&self, addr: nrt_hal::DeviceAddr) -> HalResult<u32> {
+        self.mutate(|d| {
+            d.load32(addr).map_err(|e| HalError::DeviceFault {
+                nc: None,
+                reason: e.to_string(),
+            })
+        })
+    }
+
+    /// Reads on-chip SBUF bytes of core `nc` (for tests and tools).
+    pub fn read_sbuf(
+        &self,
+        nc: NcIndex,
+        partition: u32,
+        offset: u32,
+        dst: &mut [u8],
+    ) -> HalResult<()> {
+        self.check_nc("read_sbuf", nc)?;
+        self.lock()
+            .mem
+            .onchip(nc)
+            .and_then(|oc| oc.read(crate::memory::OnChipSpace::Sbuf, partition, offset, dst))
+            .map_err(|e| invalid("read_sbuf", e.to_string()))
+    }
+
+    fn condition_holds(d: &mut Device, cond: &WaitCondition) -> HalResult<bool> {
+        Ok(match *cond {
+            WaitCondition::Semaphore {
+                nc,
+                sem,
+                cmp,
+                value,
+            } => d.sem_holds(nc, sem, cmp, value),
+            WaitCondition::Memory32 {
+                handle,
+                offset,
+                cmp,
+                value,
+            } => {
+                let mut b = [0u8; 4];
+                d.mem.read_at(handle, offset, &mut b)?;
+                cmp_u32(cmp, u32::from_le_bytes(b), value)
+            }
+            WaitCondition::Idle { nc: None } => d.sched.is_empty(),
+            WaitCondition::Idle { nc: Some(nc) } => !d.sched.core_pending(nc.0),
+        })
+    }
+}
+
+fn cmp_u32(cmp: SemCmp, a: u32, b: u32) -> bool {
+    match cmp {
+        SemCmp::Ge => a >= b,
+        SemCmp::Eq => a == b,
+        SemCmp::Gt => a > b,
+        SemCmp::Le => a <= b,
+        SemCmp::Lt => a < b,
+        SemCmp::Ne => a != b,
+    }
+}
+
+impl Hal for Sim {
+    fn device_info(&self) -> HalResult<DeviceInfo> {
+        let s = self.target.spec();
+        Ok(DeviceInfo {
+            target: self.target,
+            revision: nrt_hal::abi::REVISION_EMULATOR,
+            nc_count: s.nc_count,
+            abi_version_range: s.abi_version_range,
+            description: format!("nrt-sim simulated {} ({})", s.name, s.core_version),
+        })
+    }
+
+    fn mem_alloc(&self, req: &AllocRequest) -> HalResult<MemHandle> {
+        self.mutate(|d| {
+            d.alloc_calls += 1;
+            if d.faults.fail_allocations.contains(&d.alloc_calls) {
+                return Err(HalError::OutOfMemory {
+                    requested: req.size,
+                    location: req.location,
+                });
+            }
+            d.mem.alloc(req)
+        })
+    }
+
+    fn mem_free(&self, handle: MemHandle) -> HalResult<()> {
+        self.mutate(|d| d.mem.free(handle))
+    }
+
+    fn mem_info(&self, handle: MemHandle) -> HalResult<MemInfo> {
+        self.lock().mem.info(handle)
+    }
+
+    fn copy_to_device(&self, handle: MemHandle, offset: u64, src: &[u8]) -> HalResult<()> {
+        self.mutate(|d| d.mem.write_at(handle, offset, src))
+    }
+
+    fn copy_from_device(&self, handle: MemHandle, offset: u64, dst: &mut [u8]) -> HalResult<()> {
+        self.lock().mem.read_at(handle, offset, dst)
+    }
+
+    fn memset(&self, handle: MemHandle, offset: u64, value: u8, size: u64) -> HalResult<()> {
+        self.mutate(|d| d.mem.fill_at(handle, offset, value, size))
+    }
+
+    unsafe fn map(&self, handle: MemHandle) -> HalResult<Mapping> {
+        let (ptr, len) = self.lock().mem.chunk_ptr(handle)?;
+        Ok(Mapping { handle, ptr, len })
+    }
+
+    unsafe fn unmap(&self, mapping: Mapping) -> HalResult<()> {
+        // The mapping is the allocation's own backing store; nothing to tear down. Check the
+        // handle still names the same memory so a stale mapping is reported.
+        let (ptr, _) = self.lock().mem.chunk_ptr(mapping.handle)?;
+        if ptr != mapping.ptr {
+            return Err(invalid(
+                "unmap",
+                "mapping does not belong to this allocation",
+            ));
+        }
+        Ok(())
+    }
+
+    fn dma_queue_init(&self, queue: QueueRef, tx: RingSpec, rx: RingSpec) -> HalResult<()> {
+        const OP: &str = "DMA_QUEUE_INIT";
+        self.check_queue(OP, queue)?;
+        self.mutate(|d| {
+            let mut rings = Vec::with_capacity(2);
+            for (name, spec) in [("tx", tx), ("rx", rx)] {
+                let geom = RingGeometry::new(spec.count)
+                    .map_err(|e| invalid(OP, format!("{name} ring: {e}")))?;
+                let info = d.mem.info(spec.handle)?;
+                geom.check_placement(info.pa)
+                    .map_err(|e| invalid(OP, format!("{name} ring: {e}")))?;
+                rings.push((spec.handle, info.pa, geom));
+            }
+            d.dma_queue_init(queue, rings[0], rings[1]);
+            Ok(())
+        })
+    }
+
+    fn dma_queue_copy_start(&self, queue: QueueRef, tx_count: u32, rx_count: u32) -> HalResult<()> {
+        const OP: &str = "DMA_QUEUE_COPY_START";
+        self.check_queue(OP, queue)?;
+        if rx_count == 0 {
+            // The driver hits a kernel BUG_ON here (ABI appendix, hazard 5); refuse instead.
+            return Err(invalid(OP, "rx_desc_count must be non-zero"));
+        }
+        self.mutate(|d| {
+            let st = d
+                .dma_queue_state(queue)
+                .ok_or_else(|| invalid(OP, format!("queue {queue} out of range")))?;
+            if st.status == nrt_hal::hal::QueueStatus::Disabled {
+                return Err(invalid(OP, format!("queue {queue} is not initialised")));
+            }
+            // RX tail first, then TX (ABI §3.5).
+            d.tail_increment(queue, nrt_hal::target::Direction::Rx, rx_count);
+            if tx_count > 0 {
+                d.tail_increment(queue, nrt_hal::target::Direction::Tx, tx_count);
+            }
+            Ok(())
+        })
+    }
+
+    fn dma_queue_state(&self, queue: QueueRef) -> HalResult<QueueState> {
+        self.check_queue("DMA_QUEUE_GET_STATE", queue)?;
+        self.lock()
+            .dma_queue_state(queue)
+            .ok_or_else(|| invalid("DMA_QUEUE_GET_STATE", "queue out of range"))
+    }
+
+    fn semaphore_read(&self, nc: NcIndex, sem: SemaphoreId) -> HalResult<i32> {
+        self.check_sem("SEMAPHORE_READ", nc, sem)?;
+        Ok(self.lock().sem_read(nc, sem))
+    }
+
+    fn semaphore_write(&self, nc: NcIndex, sem: SemaphoreId, value: i32) -> HalResult<()> {
+        self.check_sem("SEMAPHORE_WRITE", nc, sem)?;
+        self.mutate(|d| {
+            d.sem_op(nc, sem, SemWindow::Set, value as u32);
+            Ok(())
+        })
+    }
+
+    fn semaphore_increment(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
+        self.check_sem("SEMAPHORE_INCREMENT", nc, sem)?;
+        self.mutate(|d| {
+            d.sem_op(nc, sem, SemWindow::Increment, amount);
+            Ok(())
+        })
+    }
+
+    fn semaphore_decrement(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
+        self.check_sem("SEMAPHORE_DECREMENT", nc, sem)?;
+        self.mutate(|d| {
+            d.sem_op(nc, sem, SemWindow::Decrement, amount);
+            Ok(())
+        })
+    }
+
+    fn event_set(&self, nc: NcIndex, event: EventId, value: u32) -> HalResult<()> {
+        self.check_nc("EVENT_SET", nc)?;
+        if event.0 >= self.target.spec().events_per_core {
+            return Err(invalid(
+                "EVENT_SET",
+                format!("event {} out of range", event.0),
+            ));
+        }
+        self.mutate(|d| {
+            d.event_set(nc, event, value);
+            Ok(())
+        })
+    }
+
+    fn event_get(&self, nc: NcIndex, event: EventId) -> HalResult<u32> {
+        self.check_nc("EVENT_GET", nc)?;
+        self.lock().cores[nc.index()]
+            .events
+            .get(event.index())
+            .copied()
+            .ok_or_else(|| invalid("EVENT_GET", format!("event {} out of range", event.0)))
+    }
+
+    fn notification_init(&self, req: &NqRequest) -> HalResult<NotificationQueue> {
+        const OP: &str = "NOTIFICATIONS_INIT_V2";
+        self.check_nc(OP, req.nc)?;
+        if !req.size.is_power_of_two() || (req.size as usize) < nrt_hal::notify::NQ_ENTRY_SIZE {
+            return Err(invalid(
+                OP,
+                format!(
+                    "size {} is not a power of two of at least 32 bytes",
+                    req.size
+                ),
+            ));
+        }
+        if req.engine_index >= 16 {
+            return Err(invalid(
+                OP,
+                format!("engine_index {} out of range", req.engine_index),
+            ));
+        }
+        self.mutate(|d| {
+            d.notification_init(
+                req.nc,
+                req.nq_type,
+                req.engine_index,
+                req.size,
+                req.location,
+            )
+        })
+    }
+
+    fn nc_reset(&self, nc_mask: u32) -> HalResult<()> {
+        self.mutate(|d| {
+            for n in 0..self.target.spec().nc_count {
+                if nc_mask & (1 << n) != 0 {
+                    d.reset_core(NcIndex(n));
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn wait(&self, cond: &WaitCondition, timeout: Duration) -> HalResult<()> {
+        if let WaitCondition::Semaphore { nc, sem, .. } = *cond {
+            self.check_sem("wait", nc, sem)?;
+        }
+        let deadline = Instant::now() + timeout;
+        let mut d = self.lock();
+        loop {
+            if Self::condition_holds(&mut d, cond)? {
+                drop(d);
+                self.changed.notify_all();
+                return Ok(());
+            }
+            if d.step() {
+                continue;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(HalError::Timeout {
+                    what: format!("{cond:?}"),
+                    waited: timeout,
+                });
+            }
+            d = self
+                .changed
+                .wait_timeout(d, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    fn memory_usage(&self, nc: NcIndex) -> HalResult<CoreMemUsage> {
+        self.check_nc("memory_usage", nc)?;
+        Ok(self.lock().mem.usage(nc))
+    }
+}
+
+// Keep the category type in the public surface of this module's docs.
+#[allow(dead_code)]
+fn _category_is_public(_: MemAllocCategory, _: MemLocation) {}
