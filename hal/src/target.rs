@@ -324,13 +324,18 @@ const _: () = assert!(tpb::SEM_DEC + 0x400 <= tpb::EVENTS + tpb::SEMA_WINDOW);
 ///    queue's head, checks their ring-id phase, and performs them as DMA copies (through the same
 ///    store path as any DMA), up to and including the first pair whose RX descriptor has
 ///    `INT_EN` set: the end of that execution's block. A phase mismatch before that means
-///    nothing (or not enough) was staged: an execution error.
+///    nothing (or not enough) was staged: an execution error. Before fetching, the sequencer
+///    resets every semaphore below [`reserved::FIRST_SEMAPHORE`] and every event below
+///    [`reserved::FIRST_EVENT`] of its core to 0, so a model's synchronisation counts start
+///    from zero on every execution.
 /// 3. A block's pairs are, in order (seed 003 §3): the 56-byte request buffer
 ///    (`device_exec_request_t` + `cc_dma_increment`) copied into [`seq::EXEC_REQUEST`]; a 4-byte
 ///    store to event [`reserved::HW_EXEC_QUEUE_REQUEST_LOAD`], which latches that slot as the
 ///    current request; two 4-byte stores to the TX and RX tail-increment registers of the queue
 ///    holding the execution's IO descriptors; optionally the collectives model-switch chain.
 ///    Any store to a tail-increment register kicks that queue.
+///    A block may also rewind or re-point a model's queues by storing to their ring registers
+///    ([`MmioReg::QueueRegister`]).
 /// 4. After the block, the sequencer waits until every queue it kicked during the block has
 ///    drained, then starts each engine whose request address is non-zero at that address.
 /// 5. When every started engine has retired (`End`), the sequencer increments semaphore
@@ -390,8 +395,20 @@ pub mod udma_regs {
     pub const RX_QUEUE: u64 = 0x2_1000;
     /// Stride between queue register blocks.
     pub const QUEUE_STRIDE: u64 = 0x1000;
+    /// `drbp_low` inside a queue block: ring base bits 31:0.
+    pub const DRBP_LOW: u64 = 0x28;
+    /// `drbp_high` inside a queue block: ring base bits 63:32.
+    pub const DRBP_HIGH: u64 = 0x2C;
+    /// `drl` inside a queue block: ring length in descriptors.
+    pub const DRL: u64 = 0x30;
     /// `drtp_inc` inside a queue block: writing N advances the tail by N descriptors.
     pub const DRTP_INC: u64 = 0x38;
+    /// `q_sw_ctrl` of a TX queue block (bit 8 resets the queue).
+    pub const TX_Q_SW_CTRL: u64 = 0xB0;
+    /// `q_sw_ctrl` of an RX queue block (bit 8 resets the queue).
+    pub const RX_Q_SW_CTRL: u64 = 0x64;
+    /// The reset bit of `q_sw_ctrl`.
+    pub const Q_SW_CTRL_RESET: u32 = 1 << 8;
     /// Bytes of one engine's register block as modelled (`struct unit_regs_v4`, 0x3C800).
     pub const ENGINE_BLOCK: u64 = 0x3_C800;
 }
@@ -466,6 +483,54 @@ pub enum MmioReg {
         /// Which ring.
         dir: Direction,
     },
+    /// A ring-programming register of a DMA queue ring (ABI §3.5): base, length or the
+    /// software-control reset. The driver refuses these to user BAR writes, but the device's own
+    /// DMA (the runtime's exec-queue block) may store to them, which is how a model's rings are
+    /// re-pointed and rewound per execution on this platform.
+    QueueRegister {
+        /// The queue.
+        queue: QueueRef,
+        /// Which ring.
+        dir: Direction,
+        /// Which register.
+        reg: QueueReg,
+    },
+}
+
+/// The ring-programming registers of a queue ring that [`MmioReg::QueueRegister`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QueueReg {
+    /// `drbp_low`: ring base bits 31:0 (takes effect at the next reset).
+    BaseLow,
+    /// `drbp_high`: ring base bits 63:32 (takes effect at the next reset).
+    BaseHigh,
+    /// `drl`: ring length in descriptors (takes effect at the next reset).
+    Length,
+    /// `q_sw_ctrl`: storing bit 8 resets the ring — head, tail and pending count to 0, ring-id
+    /// phase back to 1, base and length from the registers above.
+    SwCtrl,
+}
+
+impl QueueReg {
+    /// Offset inside the ring's queue register block.
+    pub const fn offset(self, dir: Direction) -> u64 {
+        match (self, dir) {
+            (QueueReg::BaseLow, _) => udma_regs::DRBP_LOW,
+            (QueueReg::BaseHigh, _) => udma_regs::DRBP_HIGH,
+            (QueueReg::Length, _) => udma_regs::DRL,
+            (QueueReg::SwCtrl, Direction::Tx) => udma_regs::TX_Q_SW_CTRL,
+            (QueueReg::SwCtrl, Direction::Rx) => udma_regs::RX_Q_SW_CTRL,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            QueueReg::BaseLow => "q_base_lo",
+            QueueReg::BaseHigh => "q_base_hi",
+            QueueReg::Length => "q_len",
+            QueueReg::SwCtrl => "q_reset",
+        }
+    }
 }
 
 /// The four semaphore windows (ABI §4.1).
@@ -509,6 +574,14 @@ impl fmt::Display for MmioReg {
                 f,
                 "tail_inc[{}.{}.{}.{dir}]",
                 queue.nc, queue.engine, queue.queue
+            ),
+            MmioReg::QueueRegister { queue, dir, reg } => write!(
+                f,
+                "{}[{}.{}.{}.{dir}]",
+                reg.name(),
+                queue.nc,
+                queue.engine,
+                queue.queue
             ),
         }
     }
@@ -666,6 +739,25 @@ impl Target {
             .ok()
     }
 
+    /// Device address of ring-programming register `reg` of `queue`'s `dir` ring.
+    pub fn queue_reg_addr(
+        self,
+        queue: QueueRef,
+        dir: Direction,
+        reg: QueueReg,
+    ) -> Option<DeviceAddr> {
+        if queue.queue.0 >= self.spec().queues_per_engine {
+            return None;
+        }
+        let base = self.dma_engine_base(queue.nc, queue.engine)?;
+        let blk = match dir {
+            Direction::Tx => udma_regs::TX_QUEUE,
+            Direction::Rx => udma_regs::RX_QUEUE,
+        };
+        base.checked_add(blk + queue.queue.0 as u64 * udma_regs::QUEUE_STRIDE + reg.offset(dir))
+            .ok()
+    }
+
     /// Whether `addr` lies in the host DMA window.
     pub fn is_host_addr(self, addr: DeviceAddr) -> bool {
         let s = self.spec();
@@ -792,13 +884,23 @@ impl Target {
                 continue;
             };
             let q = rel / udma_regs::QUEUE_STRIDE;
-            if q < spec.queues_per_engine as u64
-                && rel % udma_regs::QUEUE_STRIDE == udma_regs::DRTP_INC
-            {
-                return Some(MmioReg::TailIncrement {
-                    queue: QueueRef::new(NcIndex(nc), DmaEngine(engine), QueueId(q as u32)),
-                    dir,
-                });
+            if q >= spec.queues_per_engine as u64 {
+                continue;
+            }
+            let queue = QueueRef::new(NcIndex(nc), DmaEngine(engine), QueueId(q as u32));
+            let reg_off = rel % udma_regs::QUEUE_STRIDE;
+            if reg_off == udma_regs::DRTP_INC {
+                return Some(MmioReg::TailIncrement { queue, dir });
+            }
+            for reg in [
+                QueueReg::BaseLow,
+                QueueReg::BaseHigh,
+                QueueReg::Length,
+                QueueReg::SwCtrl,
+            ] {
+                if reg.offset(dir) == reg_off {
+                    return Some(MmioReg::QueueRegister { queue, dir, reg });
+                }
             }
         }
         None
@@ -908,6 +1010,21 @@ mod tests {
                                 Some(MmioReg::TailIncrement { queue, dir })
                             );
                         }
+                    }
+                }
+                for reg in [
+                    QueueReg::BaseLow,
+                    QueueReg::BaseHigh,
+                    QueueReg::Length,
+                    QueueReg::SwCtrl,
+                ] {
+                    for dir in [Direction::Tx, Direction::Rx] {
+                        let queue = QueueRef::new(nc, DmaEngine(5), QueueId(9));
+                        let a = t.queue_reg_addr(queue, dir, reg).unwrap();
+                        assert_eq!(
+                            t.decode_mmio(a),
+                            Some(MmioReg::QueueRegister { queue, dir, reg })
+                        );
                     }
                 }
                 let a = t.sbuf_addr(nc, 12, 0x1a0).unwrap();

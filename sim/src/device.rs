@@ -262,6 +262,10 @@ impl Device {
                 self.tail_increment(queue, dir, value & 0xFF_FFFF);
                 Ok(())
             }
+            Some(MmioReg::QueueRegister { queue, dir, reg }) => {
+                self.queue_register_store(queue, dir, reg, value);
+                Ok(())
+            }
             Some(MmioReg::Sequencer { nc, offset }) => self.seq_store(nc, offset, addr, value),
         }
     }
@@ -284,10 +288,10 @@ impl Device {
                 return Ok(self.sem_read(nc, id) as u32);
             }
             Some(MmioReg::Event { nc, id }) => return Ok(self.cores[nc.index()].events[id.index()]),
-            Some(MmioReg::TailIncrement { .. }) => {
+            Some(MmioReg::TailIncrement { .. }) | Some(MmioReg::QueueRegister { .. }) => {
                 return Err(AccessFault::Register {
                     addr,
-                    reason: "load from a write-only tail-increment register",
+                    reason: "load from a write-only DMA queue register",
                 })
             }
             Some(MmioReg::Sequencer { nc, offset }) => return Ok(self.seq_load(nc, offset)),

@@ -34,7 +34,7 @@ use std::collections::VecDeque;
 
 use nrt_hal::hal::{QueueState, QueueStatus};
 use nrt_hal::notify::{DmaFault, Notification};
-use nrt_hal::target::Direction;
+use nrt_hal::target::{udma_regs, Direction, QueueReg};
 use nrt_hal::udma::{LenCtrlFlags, RingCursor, RingGeometry, RxDesc, TxDesc, UdmaDesc};
 use nrt_hal::{DeviceAddr, DmaEngine, MemHandle, NcIndex, QueueId, QueueRef};
 
@@ -46,9 +46,6 @@ use crate::timeline::Track;
 /// One ring of a queue.
 #[derive(Debug, Clone)]
 pub(crate) struct Ring {
-    /// The allocation holding the ring (kept for diagnostics and state dumps).
-    #[allow(dead_code)]
-    pub handle: MemHandle,
     pub base: DeviceAddr,
     pub geom: RingGeometry,
     pub cursor: RingCursor,
@@ -59,9 +56,8 @@ pub(crate) struct Ring {
 }
 
 impl Ring {
-    fn new(handle: MemHandle, base: DeviceAddr, geom: RingGeometry) -> Self {
+    fn new(base: DeviceAddr, geom: RingGeometry) -> Self {
         Ring {
-            handle,
             base,
             geom,
             cursor: RingCursor::new(geom),
@@ -87,6 +83,24 @@ pub(crate) struct DmaQueue {
     pub queued: bool,
     /// Timeline: start cycle and pair count of the batch being processed.
     pub batch: Option<(u64, u64)>,
+    /// Base and length registers of the TX and RX rings, applied at the next ring reset.
+    pub staged: [RingRegs; 2],
+}
+
+/// A ring's programming registers (`drbp_low/high`, `drl`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct RingRegs {
+    pub base: u64,
+    pub length: u32,
+}
+
+impl RingRegs {
+    fn of(base: &DeviceAddr, geom: RingGeometry) -> Self {
+        RingRegs {
+            base: base.raw(),
+            length: geom.count(),
+        }
+    }
 }
 
 impl DmaQueue {
@@ -98,6 +112,7 @@ impl DmaQueue {
             seq_block: false,
             queued: false,
             batch: None,
+            staged: [RingRegs::default(); 2],
         }
     }
 
@@ -181,9 +196,73 @@ impl Device {
         eng.runq.retain(|&x| x != q.queue.0);
         let queue = &mut eng.queues[q.queue.index()];
         *queue = DmaQueue::new();
-        queue.tx = Some(Ring::new(tx.0, tx.1, tx.2));
-        queue.rx = Some(Ring::new(rx.0, rx.1, rx.2));
+        queue.tx = Some(Ring::new(tx.1, tx.2));
+        queue.rx = Some(Ring::new(rx.1, rx.2));
+        queue.staged = [RingRegs::of(&tx.1, tx.2), RingRegs::of(&rx.1, rx.2)];
         queue.status = QueueStatus::Enabled;
+    }
+
+    /// A store to a ring-programming register (see `nrt_hal::target::QueueReg`).
+    pub fn queue_register_store(&mut self, q: QueueRef, dir: Direction, reg: QueueReg, value: u32) {
+        if !self.target.has_core(q.nc) || self.queue(q).is_none() {
+            return;
+        }
+        let d = match dir {
+            Direction::Tx => 0,
+            Direction::Rx => 1,
+        };
+        let staged = &mut self.queue_mut(q).staged[d];
+        match reg {
+            QueueReg::BaseLow => staged.base = (staged.base & !0xFFFF_FFFF) | value as u64,
+            QueueReg::BaseHigh => staged.base = (staged.base & 0xFFFF_FFFF) | (value as u64) << 32,
+            QueueReg::Length => staged.length = value & 0xFF_FFFF,
+            QueueReg::SwCtrl => {
+                if value & udma_regs::Q_SW_CTRL_RESET != 0 {
+                    self.queue_reset_ring(q, dir);
+                }
+            }
+        }
+    }
+
+    /// Resets one ring of `q` from its staged registers: head, tail and pending to 0, phase 1.
+    fn queue_reset_ring(&mut self, q: QueueRef, dir: Direction) {
+        let eng = &mut self.cores[q.nc.index()].dma[q.engine.index()];
+        eng.runq.retain(|&x| x != q.queue.0);
+        let queue = &mut eng.queues[q.queue.index()];
+        queue.queued = false;
+        queue.seq_block = false;
+        queue.batch = None;
+        let d = match dir {
+            Direction::Tx => 0,
+            Direction::Rx => 1,
+        };
+        let staged = queue.staged[d];
+        let base = DeviceAddr::new(staged.base);
+        let ring = RingGeometry::new(staged.length)
+            .ok()
+            .filter(|g| g.check_placement(base).is_ok())
+            .map(|g| Ring::new(base, g));
+        let ok = ring.is_some();
+        match dir {
+            Direction::Tx => queue.tx = ring,
+            Direction::Rx => queue.rx = ring,
+        }
+        if !ok {
+            self.queue_fault(
+                q,
+                PairFault {
+                    fault: DmaFault::NoRing,
+                    index: 0,
+                    address: base,
+                    uncorrectable: None,
+                },
+            );
+            return;
+        }
+        let queue = self.queue_mut(q);
+        if queue.tx.is_some() && queue.rx.is_some() {
+            queue.status = QueueStatus::Enabled;
+        }
     }
 
     /// `DMA_QUEUE_GET_STATE`.

@@ -213,6 +213,10 @@ impl Device {
             return;
         }
         self.sem_op(nc, reserved::INFERENCE_START, SemWindow::Decrement, 1);
+        // Model semaphores and events start from zero on every execution (hal `seq` docs).
+        let core = &mut self.cores[nc.index()];
+        core.sems[..reserved::FIRST_SEMAPHORE as usize].fill(0);
+        core.events[..reserved::FIRST_EVENT as usize].fill(0);
         let now = self.now;
         let s = &mut self.cores[nc.index()].seq;
         s.phase = Phase::Block;

@@ -929,3 +929,176 @@ fn notification_queues_wrap_and_report_overflow() {
         [8, 9, 10, 11]
     );
 }
+
+#[test]
+fn an_execution_block_rewinds_a_static_ring_and_semaphores_restart_at_zero() {
+    use nrt_hal::target::QueueReg;
+    let dev = Dev::new(Target::Trn2);
+    let t = dev.target;
+    let mut exec = Exec::new(&dev, NC0);
+    // A static model queue: one copy and a semaphore poke, built once with ring id 1.
+    let mut q = Queue::at(&dev, 0, 1, 0, 32);
+    let src = dev.alloc(NC0, 4096);
+    let dst = dev.alloc(NC0, 4096);
+    dev.write(src, 0, &[0xAB; 64]);
+    let one = dev.word(NC0, 1);
+    let inc5 = t.semaphore_addr(NC0, sem(5), SemWindow::Increment).unwrap();
+    let n = q.push(&dev, M2mCopy::new(dev.pa(src), dev.pa(dst), 64)) + q.poke(&dev, one, inc5);
+    assert_eq!(n, 2);
+    let reset = dev.word(NC0, nrt_hal::target::udma_regs::Q_SW_CTRL_RESET);
+    let count = dev.word(NC0, n);
+    let mut kick = Vec::new();
+    for dir in [Direction::Rx, Direction::Tx] {
+        let r = t.queue_reg_addr(q.q, dir, QueueReg::SwCtrl).unwrap();
+        kick.push(M2mCopy::new(reset, r, 4));
+    }
+    for dir in [Direction::Rx, Direction::Tx] {
+        kick.push(M2mCopy::new(count, q.tail_inc(&dev, dir), 4));
+    }
+    let sp = dev.program(
+        NC0,
+        &[
+            Instruction::StreamHeader,
+            Instruction::SemWait {
+                sem: sem(5),
+                cmp: SemCmp::Eq,
+                value: 1,
+            },
+            Instruction::End,
+        ],
+    );
+    for run in 0..3 {
+        dev.write(dst, 0, &[0; 64]);
+        exec.submit(&dev, &[(EngineKind::Sp, sp)], run == 0, run == 0, &kick);
+        let e = exec.wait(&dev);
+        assert!(
+            matches!(e[..], [Notification::Completion { faulted: false, .. }]),
+            "run {run}: {e:?}"
+        );
+        assert_eq!(
+            dev.read(dst, 0, 64),
+            vec![0xAB; 64],
+            "run {run} moved the data again"
+        );
+        // The semaphore was reset at the start of the execution, so it is exactly 1 again.
+        assert_eq!(dev.sim.semaphore_read(NC0, sem(5)).unwrap(), 1);
+    }
+    // Without the rewind the second pass would meet stale ring ids.
+    let st = dev.sim.dma_queue_state(q.q).unwrap();
+    assert_eq!(
+        (st.tx_head, st.rx_head, st.status),
+        (2, 2, QueueStatus::Enabled)
+    );
+}
+
+#[test]
+fn dma_moves_between_hbm_host_memory_and_psum() {
+    use nrt_hal::abi::MemAllocCategory;
+    use nrt_hal::hal::{AllocRequest, MemLocation};
+    let dev = Dev::new(Target::Trn1);
+    let host = dev
+        .sim
+        .mem_alloc(&AllocRequest {
+            size: 4096,
+            align: 0,
+            location: MemLocation::Host,
+            nc: NC0,
+            category: MemAllocCategory::TensorsHost,
+        })
+        .unwrap();
+    let host_pa = dev.pa(host);
+    assert!(dev.target.is_host_addr(host_pa));
+    let a = dev.alloc(NC0, 4096);
+    let b = dev.alloc(NC0, 4096);
+    dev.write(a, 0, &[7; 128]);
+    let psum = dev.target.psum_addr(NC0, 100, 0x40).unwrap();
+    let mut q = Queue::at(&dev, 0, 6, 6, 32);
+    let mut n = q.push(&dev, M2mCopy::new(dev.pa(a), host_pa, 128));
+    n += q.push(&dev, M2mCopy::new(host_pa, psum, 128));
+    n += q.push(&dev, M2mCopy::new(psum, dev.pa(b), 128));
+    q.start(&dev, n);
+    dev.sim
+        .wait(
+            &WaitCondition::Memory32 {
+                handle: b,
+                offset: 124,
+                cmp: SemCmp::Eq,
+                value: 0x0707_0707,
+            },
+            TIMEOUT,
+        )
+        .unwrap();
+    assert_eq!(dev.read(host, 0, 128), vec![7; 128]);
+    assert_eq!(dev.read(b, 0, 128), vec![7; 128]);
+    // PSUM partitions hold 16 KiB: a copy running past one faults.
+    let mut nq = Nq::new(&dev, NC0, 4096);
+    let late = dev.target.psum_addr(NC0, 1, 16 * 1024 - 64).unwrap();
+    let n = q.push(&dev, M2mCopy::new(dev.pa(a), late, 128));
+    q.start(&dev, n);
+    dev.sim.run_until_idle();
+    assert_eq!(only_dma_fault(&nq.drain(&dev)), DmaFault::AddressFault);
+}
+
+#[test]
+fn a_core_shares_its_hbm_bandwidth_between_its_dma_engines() {
+    // 16 engines × 1 MiB at once: the per-core HBM share (820 GB/s / 2 on trn1) caps the
+    // aggregate below 16 × the per-engine rate.
+    let dev = Dev::new(Target::Trn1);
+    let len = 1u64 << 20;
+    let mut queues = Vec::new();
+    for e in 0..16 {
+        let mut q = Queue::at(&dev, 0, e, 3, 32);
+        let s = dev.alloc(NC0, len);
+        let d = dev.alloc(NC0, len);
+        let n = q.push(&dev, M2mCopy::new(dev.pa(s), dev.pa(d), len));
+        queues.push((q, n));
+    }
+    let t0 = dev.sim.now();
+    for (q, n) in &queues {
+        q.start(&dev, *n);
+    }
+    let elapsed = dev.sim.run_until_idle() - t0;
+    let s = Target::Trn1.spec();
+    let f = s.clocks.sp as f64;
+    let hbm_bound = 16.0 * len as f64 * f / (s.hbm_bandwidth as f64 / 2.0);
+    let engine_bound = len as f64 * f / s.dma_engine_bandwidth as f64;
+    assert!(
+        elapsed as f64 >= hbm_bound,
+        "{elapsed} < HBM bound {hbm_bound}"
+    );
+    assert!(
+        (elapsed as f64) < hbm_bound * 1.02 + 16.0 * 32.0,
+        "{elapsed} far above {hbm_bound}"
+    );
+    assert!(elapsed as f64 > engine_bound * 1.05, "HBM cap not binding");
+}
+
+#[test]
+fn core_reset_restores_power_on_state_and_frees_notification_queues() {
+    let dev = Dev::new(Target::Trn1);
+    let base = dev.sim.memory_usage(NC0).unwrap();
+    let _nq = Nq::new(&dev, NC0, 4096);
+    let q = Queue::at(&dev, 0, 2, 2, 32);
+    dev.sim.semaphore_write(NC0, sem(4), 9).unwrap();
+    dev.sim.event_set(NC0, EventId(7), 1).unwrap();
+    dev.sim.semaphore_write(NcIndex(1), sem(4), 3).unwrap();
+    let with_nq = dev.sim.memory_usage(NC0).unwrap();
+    assert!(with_nq.host_bytes() > base.host_bytes());
+    dev.sim.nc_reset(1).unwrap();
+    assert_eq!(dev.sim.semaphore_read(NC0, sem(4)).unwrap(), 0);
+    assert_eq!(dev.sim.event_get(NC0, EventId(7)).unwrap(), 0);
+    assert_eq!(
+        dev.sim.semaphore_read(NcIndex(1), sem(4)).unwrap(),
+        3,
+        "core 1 untouched"
+    );
+    assert_eq!(
+        dev.sim.dma_queue_state(q.q).unwrap().status,
+        QueueStatus::Disabled
+    );
+    assert_eq!(
+        dev.sim.memory_usage(NC0).unwrap().host_bytes(),
+        base.host_bytes(),
+        "the NQ memory was freed"
+    );
+}
