@@ -1,5 +1,7 @@
 //! The `nrt-emu` command line.
 
+mod inspect;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -46,6 +48,18 @@ enum Command {
         /// The instruction binary.
         file: PathBuf,
     },
+    /// Describe a NEFF: header, target, subgraphs, members, IO tensors, vars, queue sets, DMA
+    /// blocks and instructions per engine.
+    Inspect {
+        /// The NEFF file.
+        file: PathBuf,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// Build for this generation instead of the one the NEFF names.
+        #[arg(long, value_enum)]
+        target: Option<TargetArg>,
+    },
     /// Name the register or on-chip memory a device address falls in.
     Mmio {
         /// The address (hex with 0x, or decimal).
@@ -90,6 +104,18 @@ fn run(cli: Cli) -> Result<(), String> {
                 ));
             }
             print!("{}", isa::disassemble(&bytes));
+            Ok(())
+        }
+        Command::Inspect { file, json, target } => {
+            let bytes =
+                std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let v = inspect::inspect(&bytes, target.map(Target::from))
+                .map_err(|e| format!("{}: {e}", file.display()))?;
+            if json {
+                println!("{v}");
+            } else {
+                print!("{}", inspect::render(&v));
+            }
             Ok(())
         }
         Command::Mmio { addr, target } => {

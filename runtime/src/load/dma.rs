@@ -1,0 +1,286 @@
+//! DMA descriptor lowering: a NEFF `desc` (two byte access patterns over vars) becomes UDMA
+//! copy pairs, and a DMA block becomes the pairs of its hardware queues.
+//!
+//! Addresses start *relative* — a var and an offset ([`Loc::Var`]) — and are made absolute by
+//! [`PairTemplate::resolve`] once the var's physical address is known: at load for the model's
+//! own vars, at bind time for the caller's input and output tensors (seed 000 S5 "relative →
+//! absolute DMA buf_ptr").
+//!
+//! A side's pattern is `sizes`/`steps` innermost first: the innermost size is a byte count of
+//! contiguous memory, outer sizes are repeat counts with byte steps (reference neff-isa-nrt.md
+//! §7.1). Both sides are walked as streams of contiguous runs and zipped into pieces of at most
+//! 64 KiB, so a desc's bytes land in order however the two patterns are shaped.
+
+use nrt_hal::udma::{M2mCopy, MAX_DESC_BYTES};
+use nrt_hal::DeviceAddr;
+
+use crate::error::{Error, Result};
+use crate::kbin::{DmaBlock, DmaDesc, DmaOp, DmaSide};
+
+/// Where one side of a pair points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loc {
+    /// `offset` bytes into var `var_id` (relative; resolved later).
+    Var {
+        /// The var.
+        var_id: u32,
+        /// Byte offset into it.
+        offset: u64,
+    },
+    /// An absolute device address (the runtime's own words and registers).
+    Abs(DeviceAddr),
+}
+
+/// One copy pair before relocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairTemplate {
+    /// Source.
+    pub src: Loc,
+    /// Destination.
+    pub dst: Loc,
+    /// Bytes, 1..=65536.
+    pub len: u32,
+}
+
+impl PairTemplate {
+    /// The copy with both sides absolute, given a var resolver (`None` = not resolvable now).
+    pub fn resolve(&self, var_pa: &impl Fn(u32) -> Option<DeviceAddr>) -> Result<M2mCopy> {
+        let abs = |l: Loc| -> Result<DeviceAddr> {
+            match l {
+                Loc::Abs(a) => Ok(a),
+                Loc::Var { var_id, offset } => var_pa(var_id)
+                    .ok_or_else(|| Error::failure(format!("var {var_id} has no address yet")))?
+                    .checked_add(offset)
+                    .map_err(|e| Error::invalid(e.to_string())),
+            }
+        };
+        Ok(M2mCopy::new(
+            abs(self.src)?,
+            abs(self.dst)?,
+            self.len as u64,
+        ))
+    }
+
+    /// Whether either side refers to one of `vars`.
+    pub fn touches(&self, vars: &impl Fn(u32) -> bool) -> bool {
+        [self.src, self.dst]
+            .iter()
+            .any(|l| matches!(*l, Loc::Var { var_id, .. } if vars(var_id)))
+    }
+}
+
+/// Contiguous runs `(offset, len)` of one side, in pattern order.
+fn runs(side: &DmaSide) -> Result<Vec<(u64, u64)>> {
+    let bad = |m: &str| Error::invalid(format!("DMA access pattern on var {}: {m}", side.var_id));
+    if side.sizes.is_empty() || side.sizes.len() != side.steps.len() || side.sizes.len() > 4 {
+        return Err(bad("needs 1 to 4 sizes with as many steps"));
+    }
+    let inner = side.sizes[0];
+    let outer = &side.sizes[1..];
+    let steps = &side.steps[1..];
+    let count: u64 = outer
+        .iter()
+        .try_fold(1u64, |a, &n| a.checked_mul(n))
+        .ok_or_else(|| bad("element count overflows"))?;
+    if count > 1 << 24 {
+        return Err(bad("more than 2^24 runs"));
+    }
+    let mut out = Vec::with_capacity(count as usize);
+    let mut idx = vec![0u64; outer.len()];
+    for _ in 0..count {
+        let mut off = side.offset as i128;
+        for (i, &n) in idx.iter().enumerate() {
+            off += n as i128 * steps[i] as i128;
+        }
+        if off < 0 || off > u64::MAX as i128 {
+            return Err(bad("pattern reaches a negative offset"));
+        }
+        if inner > 0 {
+            out.push((off as u64, inner));
+        }
+        for (i, n) in idx.iter_mut().enumerate() {
+            *n += 1;
+            if *n < outer[i] {
+                break;
+            }
+            *n = 0;
+        }
+    }
+    Ok(out)
+}
+
+/// The copy pairs of one desc (only `copy`, and `cast` between same-size dtypes, move bytes
+/// unchanged; other ops are not DMA-expressible here and return `None`).
+pub fn lower_desc(d: &DmaDesc) -> Result<Option<Vec<PairTemplate>>> {
+    let moves_bytes = match d.op {
+        DmaOp::Copy => true,
+        DmaOp::Cast => d.from.dtype == d.to.dtype,
+        _ => false,
+    };
+    if !moves_bytes {
+        return Ok(None);
+    }
+    let src = runs(&d.from)?;
+    let dst = runs(&d.to)?;
+    let total = |r: &[(u64, u64)]| r.iter().map(|x| x.1).sum::<u64>();
+    if total(&src) != total(&dst) {
+        return Err(Error::invalid(format!(
+            "DMA desc moves {} bytes from var {} but {} bytes to var {}",
+            total(&src),
+            d.from.var_id,
+            total(&dst),
+            d.to.var_id
+        )));
+    }
+    let mut out = Vec::new();
+    let (mut si, mut di) = (0usize, 0usize);
+    let (mut s_used, mut d_used) = (0u64, 0u64);
+    while si < src.len() && di < dst.len() {
+        let (s_off, s_len) = src[si];
+        let (d_off, d_len) = dst[di];
+        let n = (s_len - s_used).min(d_len - d_used).min(MAX_DESC_BYTES);
+        out.push(PairTemplate {
+            src: Loc::Var {
+                var_id: d.from.var_id,
+                offset: s_off + s_used,
+            },
+            dst: Loc::Var {
+                var_id: d.to.var_id,
+                offset: d_off + d_used,
+            },
+            len: n as u32,
+        });
+        s_used += n;
+        d_used += n;
+        if s_used == s_len {
+            si += 1;
+            s_used = 0;
+        }
+        if d_used == d_len {
+            di += 1;
+            d_used = 0;
+        }
+    }
+    Ok(Some(out))
+}
+
+/// The pairs of a whole block, or the op that cannot be lowered.
+pub fn lower_block(b: &DmaBlock) -> Result<std::result::Result<Vec<PairTemplate>, DmaOp>> {
+    let mut out = Vec::new();
+    for d in &b.descs {
+        match lower_desc(d)? {
+            Some(p) => out.extend(p),
+            None => return Ok(Err(d.op)),
+        }
+    }
+    Ok(Ok(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nrt_hal::Dtype;
+
+    fn side(var_id: u32, offset: u64, sizes: &[u64], steps: &[i64]) -> DmaSide {
+        DmaSide {
+            var_id,
+            offset,
+            sizes: sizes.to_vec(),
+            steps: steps.to_vec(),
+            dtype: Dtype::F32,
+        }
+    }
+
+    #[test]
+    fn rows_into_partitions_become_one_pair_per_row() {
+        // The reference's vector-add load: 128 rows of 4000 bytes into SB partitions.
+        let d = DmaDesc {
+            op: DmaOp::Copy,
+            from: side(1, 0, &[4000, 128], &[1, 4000]),
+            to: side(0, 180_608, &[4000, 128], &[1, 262_144]),
+        };
+        let p = lower_desc(&d).unwrap().unwrap();
+        assert_eq!(p.len(), 128);
+        assert_eq!(
+            p[3],
+            PairTemplate {
+                src: Loc::Var {
+                    var_id: 1,
+                    offset: 12_000
+                },
+                dst: Loc::Var {
+                    var_id: 0,
+                    offset: 180_608 + 3 * 262_144
+                },
+                len: 4000
+            }
+        );
+    }
+
+    #[test]
+    fn mismatched_runs_are_zipped_and_split_at_64k() {
+        let d = DmaDesc {
+            op: DmaOp::Copy,
+            from: side(1, 0, &[200_000], &[1]),
+            to: side(2, 10, &[100_000, 2], &[1, 150_000]),
+        };
+        let p = lower_desc(&d).unwrap().unwrap();
+        let lens: Vec<u32> = p.iter().map(|x| x.len).collect();
+        assert_eq!(lens, [65536, 34464, 65536, 34464]);
+        assert_eq!(
+            p[2].dst,
+            Loc::Var {
+                var_id: 2,
+                offset: 150_010
+            }
+        );
+        assert_eq!(
+            p[2].src,
+            Loc::Var {
+                var_id: 1,
+                offset: 100_000
+            }
+        );
+        assert_eq!(lens.iter().map(|&l| l as u64).sum::<u64>(), 200_000);
+    }
+
+    #[test]
+    fn unequal_totals_and_unsupported_ops() {
+        let d = DmaDesc {
+            op: DmaOp::Copy,
+            from: side(1, 0, &[16], &[1]),
+            to: side(2, 0, &[8], &[1]),
+        };
+        assert!(lower_desc(&d).unwrap_err().message.contains("16 bytes"));
+        let d = DmaDesc {
+            op: DmaOp::Fma,
+            from: side(1, 0, &[16], &[1]),
+            to: side(2, 0, &[16], &[1]),
+        };
+        assert_eq!(lower_desc(&d).unwrap(), None);
+        let neg = DmaDesc {
+            op: DmaOp::Copy,
+            from: side(1, 0, &[4, 2], &[1, -8]),
+            to: side(2, 0, &[8], &[1]),
+        };
+        assert!(lower_desc(&neg).is_err());
+    }
+
+    #[test]
+    fn resolve_makes_addresses_absolute() {
+        let t = PairTemplate {
+            src: Loc::Var {
+                var_id: 4,
+                offset: 0x10,
+            },
+            dst: Loc::Abs(DeviceAddr::new(0x2000)),
+            len: 4,
+        };
+        let c = t
+            .resolve(&|v| (v == 4).then_some(DeviceAddr::new(0x1000)))
+            .unwrap();
+        assert_eq!((c.src.raw(), c.dst.raw(), c.len), (0x1010, 0x2000, 4));
+        assert!(t.resolve(&|_| None).is_err());
+        assert!(t.touches(&|v| v == 4) && !t.touches(&|v| v == 5));
+    }
+}

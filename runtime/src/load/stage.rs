@@ -1,0 +1,610 @@
+//! Load stage S4 (seed 000 "Stage 3+4"): stand up one subgraph on one physical core — the
+//! per-core model record [`CoreModel`]. Everything it allocates is recorded in the record, and
+//! [`CoreModel::release`] (or the error edge of [`stage_core`]) frees exactly that.
+//!
+//! # Memory plan
+//!
+//! | var / object | where | category |
+//! |---|---|---|
+//! | `state-buffer` | the core's SBUF window (`Target::sbuf_addr`), nothing allocated | — |
+//! | `input`, `output` | the caller's tensors, bound per execution | — |
+//! | `file` constants | one region, each var at its alignment (≥ 64 B), data copied in | `CONSTANTS_DEVICE` |
+//! | `tmp-buf`, `pointer`, `dge-table` | one private region | `SCRATCHPAD_NONSHARED_DEVICE` |
+//! | `virtual` | the core's shared scratchpad at `backing_variable_off` (reference §6.2) | `SCRATCHPAD_DEVICE` |
+//! | engine instruction blocks | one region, the five translated streams back to back | `CODE_DEVICE` |
+//! | DMA rings | one allocation per ring (a ring starts at its chunk, ABI §3.4) | `DMA_RINGS_DEVICE` |
+//! | runtime words (the `1` that semaphore-increment descriptors copy) | one page | `MISC_DEVICE` |
+//!
+//! # DMA rings
+//!
+//! Each queue set gets `num_queues` hardware queues from the core's pool. A set is triggered by
+//! one engine; its ring holds, in the order of that engine's `0xC1` triggers, each triggered
+//! block's pairs — split across the set's queues in contiguous chunks — and after each chunk a
+//! 4-byte pair that increments the block's semaphore on this core. Rings hold one execution's
+//! descriptors in one pass (ring id 1); the execute path rewinds them per execution through the
+//! queue reset register. A queue whose pairs touch an `input` or `output` var is *dynamic*: its
+//! pairs stay var-relative here and are resolved against the caller's tensors at bind time.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use nrt_hal::abi::MemAllocCategory;
+use nrt_hal::hal::{AllocRequest, MemLocation, RingSpec};
+use nrt_hal::isa::{Instruction, Opcode, RECORD_SIZE};
+use nrt_hal::target::{reserved, SemWindow};
+use nrt_hal::udma::{FixedRingId, RingGeometry, DESC_SIZE};
+use nrt_hal::{
+    DeviceAddr, DmaEngine, EngineKind, Hal, MemHandle, NcIndex, QueueId, QueueRef, SemaphoreId,
+    Target,
+};
+
+use super::dma::{lower_block, Loc, PairTemplate};
+use super::translate::{translate, PatchTable, TriggerPlan};
+use crate::error::{Error, Result};
+use crate::kbin::{Kbin, VarKind};
+
+/// An IO var of the model on this core: the `io_mr_to_name_map` entry (seed 001 §2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IoVar {
+    /// The tensor name that binds it.
+    pub name: String,
+    /// Whether it is an input (else an output).
+    pub is_input: bool,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// One hardware queue of the model.
+#[derive(Debug, Clone)]
+pub struct HwQueue {
+    /// The queue set it serves.
+    pub set: String,
+    /// The hardware queue.
+    pub queue: QueueRef,
+    /// TX ring memory and its device address.
+    pub tx: (MemHandle, DeviceAddr),
+    /// RX ring memory and its device address.
+    pub rx: (MemHandle, DeviceAddr),
+    /// Ring length in descriptors.
+    pub ring_len: u32,
+    /// The pairs of one execution, in ring order (var-relative where they touch IO vars).
+    pub pairs: Vec<PairTemplate>,
+    /// Whether any pair touches an input or output var (resolved per execution).
+    pub dynamic: bool,
+}
+
+/// The per-core model record (one per subgraph).
+#[derive(Debug)]
+pub struct CoreModel {
+    /// The physical core.
+    pub nc: NcIndex,
+    /// Every allocation made for this record, in allocation order (freed in reverse).
+    pub allocations: Vec<MemHandle>,
+    /// Physical addresses of the model's own (non-IO) vars.
+    pub var_pa: BTreeMap<u32, DeviceAddr>,
+    /// The IO vars by var id.
+    pub io_vars: BTreeMap<u32, IoVar>,
+    /// Instruction-block address of each engine (exec-request order), `None` if absent.
+    pub engine_addr: [Option<DeviceAddr>; 5],
+    /// Translated instruction count of each engine.
+    pub engine_len: [u32; 5],
+    /// Patch records of each engine's stream.
+    pub patches: [PatchTable; 5],
+    /// The model's hardware queues.
+    pub queues: Vec<HwQueue>,
+    /// The device word holding 1 that semaphore-increment pairs copy.
+    pub one_word: DeviceAddr,
+    /// Triggers whose block uses a DMA op this platform cannot move: (engine, NEFF instruction
+    /// index, description), for error reports.
+    pub unsupported_triggers: Vec<(EngineKind, u32, String)>,
+    /// Bytes of shared scratchpad this record relies on.
+    pub scratchpad_need: u64,
+}
+
+/// The hardware queues a core can give models: every (engine, queue) except the exec queue,
+/// the IO queue and the driver-reserved queues 14 and 15 (ABI §8.2).
+pub fn queue_pool(target: Target) -> BTreeSet<(u32, u32)> {
+    let s = target.spec();
+    let mut pool = BTreeSet::new();
+    for e in 0..s.dma_engines_per_core {
+        for q in 0..s.queues_per_engine.min(14) {
+            let reserved_pair = e == reserved::HW_EXEC_ENGINE.0
+                && (q == reserved::HW_EXEC_QUEUE.0 || q == IO_QUEUE.0);
+            if !reserved_pair {
+                pool.insert((e, q));
+            }
+        }
+    }
+    pool
+}
+
+/// The queue of [`reserved::HW_EXEC_ENGINE`] the runtime keeps for per-execution IO
+/// descriptors — **our choice**.
+pub const IO_QUEUE: QueueId = QueueId(12);
+
+/// Services staging needs from the runtime: hardware queues and the shared scratchpad.
+pub trait CoreResources {
+    /// Takes `n` free hardware queues of `nc` (lowest first), or fails with `NRT_RESOURCE`.
+    fn take_queues(&self, nc: NcIndex, n: usize) -> Result<Vec<(u32, u32)>>;
+    /// Returns queues to the pool.
+    fn return_queues(&self, nc: NcIndex, queues: &[(u32, u32)]);
+    /// The shared scratchpad of `nc`, at least `need` bytes, referenced once more.
+    fn acquire_scratchpad(&self, nc: NcIndex, need: u64) -> Result<DeviceAddr>;
+    /// Drops one reference to the scratchpad of `nc`.
+    fn release_scratchpad(&self, nc: NcIndex);
+}
+
+struct Staging<'a> {
+    hal: &'a dyn Hal,
+    res: &'a dyn CoreResources,
+    nc: NcIndex,
+    model: CoreModel,
+    taken_queues: Vec<(u32, u32)>,
+    scratchpad: bool,
+}
+
+impl Staging<'_> {
+    fn alloc(
+        &mut self,
+        size: u64,
+        align: u64,
+        category: MemAllocCategory,
+        what: &str,
+    ) -> Result<(MemHandle, DeviceAddr)> {
+        let target = self.hal.device_info()?.target;
+        let h = self
+            .hal
+            .mem_alloc(&AllocRequest {
+                size: size.max(1),
+                align,
+                location: MemLocation::Device {
+                    channel: target.hbm_channel_of(self.nc),
+                },
+                nc: self.nc,
+                category,
+            })
+            .map_err(|e| Error::from(e).context(format!("allocating {what} on {}", self.nc)))?;
+        self.model.allocations.push(h);
+        let pa = self.hal.mem_info(h)?.pa;
+        Ok((h, pa))
+    }
+
+    /// Frees everything allocated so far (the error edge).
+    fn unwind(self) {
+        release(
+            self.hal,
+            self.res,
+            self.model,
+            &self.taken_queues,
+            self.scratchpad,
+        );
+    }
+}
+
+fn release(
+    hal: &dyn Hal,
+    res: &dyn CoreResources,
+    model: CoreModel,
+    queues: &[(u32, u32)],
+    scratchpad: bool,
+) {
+    for h in model.allocations.iter().rev() {
+        let _ = hal.mem_free(*h);
+    }
+    res.return_queues(model.nc, queues);
+    if scratchpad {
+        res.release_scratchpad(model.nc);
+    }
+}
+
+impl CoreModel {
+    /// Frees everything the record holds (unload).
+    pub fn release(self, hal: &dyn Hal, res: &dyn CoreResources) {
+        let queues: Vec<(u32, u32)> = self
+            .queues
+            .iter()
+            .map(|q| (q.queue.engine.0, q.queue.queue.0))
+            .collect();
+        let scratchpad = self.scratchpad_need > 0;
+        release(hal, res, self, &queues, scratchpad);
+    }
+}
+
+fn align_up(x: u64, a: u64) -> Option<u64> {
+    let a = a.max(1);
+    x.checked_add(a - 1).map(|v| v / a * a)
+}
+
+/// Stages subgraph `kbin` on core `nc` (S4), relocating its streams and rings (S5).
+pub fn stage_core(
+    hal: &dyn Hal,
+    res: &dyn CoreResources,
+    target: Target,
+    nc: NcIndex,
+    kbin: &Kbin,
+) -> Result<CoreModel> {
+    let mut st = Staging {
+        hal,
+        res,
+        nc,
+        model: CoreModel {
+            nc,
+            allocations: Vec::new(),
+            var_pa: BTreeMap::new(),
+            io_vars: BTreeMap::new(),
+            engine_addr: [None; 5],
+            engine_len: [0; 5],
+            patches: Default::default(),
+            queues: Vec::new(),
+            one_word: DeviceAddr::ZERO,
+            unsupported_triggers: Vec::new(),
+            scratchpad_need: 0,
+        },
+        taken_queues: Vec::new(),
+        scratchpad: false,
+    };
+    match stage_into(&mut st, target, kbin) {
+        Ok(()) => Ok(st.model),
+        Err(e) => {
+            st.unwind();
+            Err(e.context(format!("staging {} on {nc}", kbin.name)))
+        }
+    }
+}
+
+fn stage_into(st: &mut Staging<'_>, target: Target, kbin: &Kbin) -> Result<()> {
+    let nc = st.nc;
+    // ---- the memory plan -------------------------------------------------------------------
+    let mut const_off = 0u64;
+    let mut const_align = 64u64;
+    let mut tmp_off = 0u64;
+    let mut tmp_align = 64u64;
+    let mut placed_const = Vec::new();
+    let mut placed_tmp = Vec::new();
+    let overflow = || Error::invalid("memory plan overflows 64 bits");
+    for v in kbin.vars.values() {
+        let align = v.alignment.max(64);
+        match &v.kind {
+            VarKind::File { .. } => {
+                const_off = align_up(const_off, align).ok_or_else(overflow)?;
+                placed_const.push((v.var_id, const_off));
+                const_off = const_off.checked_add(v.size).ok_or_else(overflow)?;
+                const_align = const_align.max(align);
+            }
+            VarKind::TmpBuf | VarKind::Pointer { .. } | VarKind::DgeTable => {
+                tmp_off = align_up(tmp_off, align).ok_or_else(overflow)?;
+                placed_tmp.push((v.var_id, tmp_off));
+                tmp_off = tmp_off.checked_add(v.size.max(8)).ok_or_else(overflow)?;
+                tmp_align = tmp_align.max(align);
+            }
+            VarKind::StateBuffer => {
+                let sb = target
+                    .sbuf_addr(nc, 0, 0)
+                    .ok_or_else(|| Error::failure(format!("{nc} has no SBUF window")))?;
+                st.model.var_pa.insert(v.var_id, sb);
+            }
+            VarKind::Input | VarKind::Output => {
+                st.model.io_vars.insert(
+                    v.var_id,
+                    IoVar {
+                        name: v.name.clone(),
+                        is_input: matches!(v.kind, VarKind::Input),
+                        size: v.size,
+                    },
+                );
+            }
+            VarKind::Virtual { .. } => {}
+        }
+    }
+    let big_align = |a: u64| if a > 4096 { a } else { 0 };
+    if const_off > 0 {
+        let (h, pa) = st.alloc(
+            const_off,
+            big_align(const_align),
+            MemAllocCategory::ConstantsDevice,
+            "constants",
+        )?;
+        for &(id, off) in &placed_const {
+            let v = &kbin.vars[&id];
+            if let VarKind::File { data, .. } = &v.kind {
+                st.hal.copy_to_device(h, off, data)?;
+            }
+            st.model.var_pa.insert(id, DeviceAddr::new(pa.raw() + off));
+        }
+    }
+    if tmp_off > 0 {
+        let (_, pa) = st.alloc(
+            tmp_off,
+            big_align(tmp_align),
+            MemAllocCategory::ScratchpadNonsharedDevice,
+            "scratch vars",
+        )?;
+        for &(id, off) in &placed_tmp {
+            st.model.var_pa.insert(id, DeviceAddr::new(pa.raw() + off));
+        }
+    }
+    let need = kbin.scratchpad_need();
+    if need > 0 {
+        let base = st.res.acquire_scratchpad(nc, need)?;
+        st.scratchpad = true;
+        st.model.scratchpad_need = need;
+        for v in kbin.vars.values() {
+            if let VarKind::Virtual { backing_offset } = v.kind {
+                st.model.var_pa.insert(
+                    v.var_id,
+                    base.checked_add(backing_offset)
+                        .map_err(|e| Error::invalid(e.to_string()))?,
+                );
+            }
+        }
+    }
+    // Pointer vars hold the address of the var they reference (when it is the model's own).
+    for v in kbin.vars.values() {
+        if let VarKind::Pointer { referenced_var_id } = v.kind {
+            if let (Some(&at), Some(&pa)) = (
+                st.model.var_pa.get(&v.var_id),
+                st.model.var_pa.get(&referenced_var_id),
+            ) {
+                let h = *st
+                    .model
+                    .allocations
+                    .last()
+                    .expect("pointer vars live in the scratch region");
+                let _ = h;
+                write_u64(st, at, pa.raw())?;
+            }
+        }
+    }
+    let (misc, misc_pa) = st.alloc(4096, 0, MemAllocCategory::MiscDevice, "runtime words")?;
+    st.hal.copy_to_device(misc, 0, &1u32.to_le_bytes())?;
+    st.model.one_word = misc_pa;
+
+    // ---- DMA rings -------------------------------------------------------------------------
+    let mut triggers: BTreeMap<String, Vec<(EngineKind, usize, u32)>> = BTreeMap::new();
+    for prog in &kbin.engines {
+        for (ip, rec) in prog.records.iter().enumerate() {
+            if Opcode::from_byte(rec.opcode()) != Some(Opcode::PseudoDmaTrigger) {
+                continue;
+            }
+            if let Ok(Instruction::PseudoDmaTrigger { queue, block_id }) = Instruction::decode(rec)
+            {
+                triggers
+                    .entry(queue.as_str().to_string())
+                    .or_default()
+                    .push((prog.engine, ip, block_id));
+            }
+        }
+    }
+    let mut plans: [BTreeMap<usize, TriggerPlan>; 5] = Default::default();
+    let is_io = |v: u32| st_io(kbin, v);
+    for (set_name, occ) in &triggers {
+        let engines: BTreeSet<EngineKind> = occ.iter().map(|o| o.0).collect();
+        if engines.len() > 1 {
+            return Err(Error::invalid(format!(
+                "queue set {set_name} is triggered by more than one engine ({engines:?}); this platform needs one owner per set"
+            )));
+        }
+        let set = kbin.queue_sets.get(set_name).ok_or_else(|| {
+            Error::invalid(format!(
+                "trigger names queue set {set_name}, which def.json does not declare"
+            ))
+        })?;
+        let n = set.num_queues as usize;
+        let taken = st.res.take_queues(nc, n)?;
+        st.taken_queues.extend(&taken);
+        let hw: Vec<QueueRef> = taken
+            .iter()
+            .map(|&(e, q)| QueueRef::new(nc, DmaEngine(e), QueueId(q)))
+            .collect();
+        let mut pairs: Vec<Vec<PairTemplate>> = vec![Vec::new(); n];
+        for &(engine, ip, block_id) in occ {
+            let prog = kbin
+                .engine(engine)
+                .expect("triggers come from present engines");
+            let block = prog
+                .dma_blocks
+                .iter()
+                .find(|b| b.id == block_id && b.queue == *set_name)
+                .ok_or_else(|| Error::invalid(format!("{}: trigger at instruction {ip} names block {block_id} of {set_name}, which does not exist", prog.json_member)))?;
+            let lowered = match lower_block(block)? {
+                Ok(p) => p,
+                Err(op) => {
+                    st.model.unsupported_triggers.push((
+                        engine,
+                        ip as u32,
+                        format!("DMA block {block_id} of {set_name} uses op {op:?}, which this platform cannot move"),
+                    ));
+                    continue;
+                }
+            };
+            check_sb_reservations(kbin, &lowered)
+                .map_err(|e| e.context(format!("DMA block {block_id} of {set_name}")))?;
+            let mut plan = Vec::with_capacity(n);
+            for (h, q) in hw.iter().enumerate() {
+                let lo = lowered.len() * h / n;
+                let hi = lowered.len() * (h + 1) / n;
+                let mut count = (hi - lo) as u32;
+                pairs[h].extend_from_slice(&lowered[lo..hi]);
+                if let Some(s) = block.semaphore {
+                    let inc = target
+                        .semaphore_addr(nc, SemaphoreId(s), SemWindow::Increment)
+                        .ok_or_else(|| {
+                            Error::invalid(format!(
+                                "block {block_id} of {set_name}: semaphore {s} out of range"
+                            ))
+                        })?;
+                    pairs[h].push(PairTemplate {
+                        src: Loc::Abs(st.model.one_word),
+                        dst: Loc::Abs(inc),
+                        len: 4,
+                    });
+                    count += 1;
+                }
+                plan.push((*q, count));
+            }
+            plans[engine.index()].insert(ip, plan);
+        }
+        for (h, q) in hw.iter().enumerate() {
+            let p = std::mem::take(&mut pairs[h]);
+            let ring_len = (p.len() as u32)
+                .next_multiple_of(16)
+                .max(RingGeometry::MIN_DESCS);
+            let geom = RingGeometry::new(ring_len)
+                .map_err(|e| Error::invalid(format!("queue set {set_name}: {e}")))?;
+            let bytes = geom.byte_size();
+            let tx = st.alloc(bytes, 0, MemAllocCategory::DmaRingsDevice, "a TX ring")?;
+            let rx = st.alloc(bytes, 0, MemAllocCategory::DmaRingsDevice, "an RX ring")?;
+            let dynamic = p.iter().any(|t| t.touches(&is_io));
+            let hq = HwQueue {
+                set: set_name.clone(),
+                queue: *q,
+                tx,
+                rx,
+                ring_len,
+                pairs: p,
+                dynamic,
+            };
+            if !dynamic {
+                let var_pa = &st.model.var_pa;
+                write_ring(st.hal, &hq, &|v| var_pa.get(&v).copied())?;
+            }
+            st.hal.dma_queue_init(
+                *q,
+                RingSpec {
+                    handle: hq.tx.0,
+                    count: ring_len,
+                },
+                RingSpec {
+                    handle: hq.rx.0,
+                    count: ring_len,
+                },
+            )?;
+            st.model.queues.push(hq);
+        }
+    }
+    // Every queue in use is now recorded in the model; `taken_queues` must not double-return.
+    st.taken_queues.retain(|t| {
+        !st.model
+            .queues
+            .iter()
+            .any(|q| (q.queue.engine.0, q.queue.queue.0) == *t)
+    });
+
+    // ---- instruction blocks (S5 relocation happens here) -------------------------------------
+    let var_pa = st.model.var_pa.clone();
+    let mut streams = Vec::new();
+    for prog in &kbin.engines {
+        let (recs, patches) = translate(target, &prog.records, &plans[prog.engine.index()], &|v| {
+            var_pa.get(&v).copied()
+        })
+        .map_err(|e| e.context(&prog.bin_member))?;
+        streams.push((prog.engine, recs, patches));
+    }
+    let total: usize = streams.iter().map(|s| s.1.len() * RECORD_SIZE).sum();
+    if total > 0 {
+        let (code, pa) = st.alloc(
+            total as u64,
+            0,
+            MemAllocCategory::CodeDevice,
+            "instruction blocks",
+        )?;
+        let mut buf = Vec::with_capacity(total);
+        for (engine, recs, patches) in streams {
+            st.model.engine_addr[engine.index()] =
+                Some(DeviceAddr::new(pa.raw() + buf.len() as u64));
+            st.model.engine_len[engine.index()] = recs.len() as u32;
+            st.model.patches[engine.index()] = patches;
+            for r in &recs {
+                buf.extend_from_slice(r.as_bytes());
+            }
+        }
+        st.hal.copy_to_device(code, 0, &buf)?;
+    }
+    Ok(())
+}
+
+/// The SBUF bytes `runtime_statebuffer_reservation` keeps for the runtime (e.g. the trn2
+/// `evtaccel` words at the end of each partition) must not be touched by a model's DMA.
+fn check_sb_reservations(kbin: &Kbin, pairs: &[PairTemplate]) -> Result<()> {
+    const STRIDE: u64 = 256 << 10;
+    let Some(sb) = kbin
+        .vars
+        .values()
+        .find(|v| v.kind == VarKind::StateBuffer)
+        .map(|v| v.var_id)
+    else {
+        return Ok(());
+    };
+    for t in pairs {
+        for loc in [t.src, t.dst] {
+            let Loc::Var { var_id, offset } = loc else {
+                continue;
+            };
+            if var_id != sb {
+                continue;
+            }
+            let (p, start) = (offset / STRIDE, offset % STRIDE);
+            let end = start + t.len as u64;
+            for r in &kbin.sb_reservations {
+                let parts = r.base_partition as u64..r.base_partition as u64 + r.partitions as u64;
+                let (rs, re) = (r.offset as u64, r.offset as u64 + r.size as u64);
+                if parts.contains(&p) && start < re && rs < end {
+                    return Err(Error::invalid(format!(
+                        "touches SB partition {p} bytes {start:#x}..{end:#x}, which runtime_statebuffer_reservation ({}) reserves at {rs:#x}..{re:#x}",
+                        r.kind
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn st_io(kbin: &Kbin, v: u32) -> bool {
+    matches!(
+        kbin.vars.get(&v).map(|x| &x.kind),
+        Some(VarKind::Input | VarKind::Output)
+    )
+}
+
+fn write_u64(st: &Staging<'_>, at: DeviceAddr, value: u64) -> Result<()> {
+    // The pointer var lives in the scratch region: find its allocation by address.
+    for h in &st.model.allocations {
+        let info = st.hal.mem_info(*h)?;
+        if let Some(off) = at.offset_from(info.pa) {
+            if off + 8 <= info.size {
+                st.hal.copy_to_device(*h, off, &value.to_le_bytes())?;
+                return Ok(());
+            }
+        }
+    }
+    Err(Error::failure(format!(
+        "no allocation holds pointer var at {at}"
+    )))
+}
+
+/// Writes a queue's resolved descriptors (ring id 1, one pass) into its TX and RX rings.
+pub fn write_ring(
+    hal: &dyn Hal,
+    q: &HwQueue,
+    var_pa: &impl Fn(u32) -> Option<DeviceAddr>,
+) -> Result<()> {
+    let mut tx = Vec::with_capacity(q.pairs.len() * DESC_SIZE);
+    let mut rx = Vec::with_capacity(q.pairs.len() * DESC_SIZE);
+    for t in &q.pairs {
+        let copy = t.resolve(var_pa)?;
+        for p in copy
+            .build(FixedRingId(1))
+            .map_err(|e| Error::invalid(format!("queue {}: {e}", q.queue)))?
+        {
+            tx.extend_from_slice(&p.tx.to_bytes());
+            rx.extend_from_slice(&p.rx.to_bytes());
+        }
+    }
+    hal.copy_to_device(q.tx.0, 0, &tx)?;
+    hal.copy_to_device(q.rx.0, 0, &rx)?;
+    Ok(())
+}
+
+/// Shared handle type for loaded data.
+pub type Shared<T> = Arc<T>;

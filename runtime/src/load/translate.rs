@@ -1,0 +1,272 @@
+//! Instruction translation (load stage S5, sub-layer (a) of seed 000): rewrite each engine
+//! stream's pseudo-instructions into hardware instructions, with physical addresses in place of
+//! var ids, and record where the stream grew or shrank.
+//!
+//! | NEFF record | becomes | slots |
+//! |---|---|---|
+//! | `0xC1` DMA trigger of a lowered block | per hardware queue of the set: `Write(rx tail_inc, n)`, `Write(tx tail_inc, n)` | 2 × queues (INSERT) |
+//! | `0xC1` of a block this platform cannot move (e.g. an fma desc) | left as is: executing it is an error naming the instruction | 1 |
+//! | `0xF0` PseudoWriteVar | `Write(pa(var) + offset, value)` | 1 |
+//! | `0xF1` PseudoBarrier | `SemSignal(sem += 1)`, `SemWait(sem ≥ count)` | 2 (INSERT) |
+//! | `0xF2` PseudoMarker | nothing | 0 (DELETE) |
+//! | anything else, including real compute opcodes this platform does not execute | copied unchanged | 1 |
+//!
+//! The patch records are instruction-pointer deltas, not address relocations: they keep the
+//! device-IP ↔ NEFF-IP map ([`PatchTable::device_to_neff`]) that error reports use to name the
+//! instruction of the NEFF an engine stopped on.
+
+use std::collections::BTreeMap;
+
+use nrt_hal::isa::{Instruction, Lowered, Opcode, Record};
+use nrt_hal::target::Direction;
+use nrt_hal::{DeviceAddr, QueueRef, Target};
+
+use crate::error::{Error, Result};
+
+/// What a patch record says happened at one NEFF instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchKind {
+    /// The instruction expanded into `1 + extra` device slots.
+    Insert {
+        /// Slots added beyond the first.
+        extra: u32,
+    },
+    /// The instruction vanished.
+    Delete,
+}
+
+/// One patch record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Patch {
+    /// Index of the instruction in the NEFF stream.
+    pub neff_ip: u32,
+    /// Index of its first device slot (for a delete: where it would have been).
+    pub device_ip: u32,
+    /// What happened.
+    pub kind: PatchKind,
+}
+
+/// The patch records of one engine stream, in stream order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PatchTable {
+    /// Records.
+    pub patches: Vec<Patch>,
+}
+
+impl PatchTable {
+    /// The NEFF instruction index that device slot `device_ip` came from.
+    pub fn device_to_neff(&self, device_ip: u32) -> u32 {
+        let mut delta: i64 = 0; // device_ip - neff_ip so far
+        for p in &self.patches {
+            if p.device_ip > device_ip {
+                break;
+            }
+            match p.kind {
+                PatchKind::Insert { extra } => {
+                    if device_ip <= p.device_ip + extra {
+                        return p.neff_ip;
+                    }
+                    delta += extra as i64;
+                }
+                PatchKind::Delete => delta -= 1,
+            }
+        }
+        (device_ip as i64 - delta) as u32
+    }
+}
+
+/// How a trigger record is lowered: the tail increments it performs.
+pub type TriggerPlan = Vec<(QueueRef, u32)>;
+
+/// Translates one stream. `triggers` maps record index → the tail increments of that trigger
+/// (absent: leave the record raw); `var_pa` resolves a var id for `PseudoWriteVar`.
+pub fn translate(
+    target: Target,
+    records: &[Record],
+    triggers: &BTreeMap<usize, TriggerPlan>,
+    var_pa: &impl Fn(u32) -> Option<DeviceAddr>,
+) -> Result<(Vec<Record>, PatchTable)> {
+    let mut out = Vec::with_capacity(records.len());
+    let mut patches = PatchTable::default();
+    for (ip, rec) in records.iter().enumerate() {
+        let device_ip = out.len() as u32;
+        let neff_ip = ip as u32;
+        let op = Opcode::from_byte(rec.opcode());
+        let replaced: Option<Vec<Instruction>> = match op {
+            Some(Opcode::PseudoDmaTrigger) => match triggers.get(&ip) {
+                None => None,
+                Some(plan) => {
+                    let mut v = Vec::with_capacity(plan.len() * 2);
+                    for &(q, n) in plan {
+                        for dir in [Direction::Rx, Direction::Tx] {
+                            let addr = target.tail_inc_addr(q, dir).ok_or_else(|| {
+                                Error::failure(format!("no tail-increment register for {q}"))
+                            })?;
+                            v.push(Instruction::Write { addr, value: n });
+                        }
+                    }
+                    Some(v)
+                }
+            },
+            Some(o) if o.is_pseudo() => {
+                let instr = Instruction::decode(rec).map_err(|e| {
+                    Error::invalid(format!(
+                        "instruction {ip}: malformed pseudo-instruction: {e}"
+                    ))
+                })?;
+                match instr.lower(var_pa) {
+                    Ok(Lowered::Replaced(v)) => Some(v),
+                    Ok(_) => None,
+                    Err(e) => {
+                        return Err(Error::invalid(format!("instruction {ip}: {e}")));
+                    }
+                }
+            }
+            _ => None,
+        };
+        match replaced {
+            None => out.push(*rec),
+            Some(v) => {
+                for i in &v {
+                    out.push(i.encode().map_err(|e| {
+                        Error::failure(format!("instruction {ip}: cannot encode its lowering: {e}"))
+                    })?);
+                }
+                match v.len() {
+                    0 => patches.patches.push(Patch {
+                        neff_ip,
+                        device_ip,
+                        kind: PatchKind::Delete,
+                    }),
+                    1 => {}
+                    n => patches.patches.push(Patch {
+                        neff_ip,
+                        device_ip,
+                        kind: PatchKind::Insert {
+                            extra: n as u32 - 1,
+                        },
+                    }),
+                }
+            }
+        }
+    }
+    Ok((out, patches))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nrt_hal::isa::{MarkerLabel, QueueSetName, SemCmp, SemOp};
+    use nrt_hal::{DmaEngine, NcIndex, QueueId, SemaphoreId};
+
+    fn rec(i: Instruction) -> Record {
+        i.encode().unwrap()
+    }
+
+    #[test]
+    fn pseudo_instructions_lower_with_patch_records() {
+        let t = Target::Trn1;
+        let q = QueueRef::new(NcIndex(0), DmaEngine(1), QueueId(2));
+        let stream = vec![
+            rec(Instruction::StreamHeader),
+            rec(Instruction::PseudoDmaTrigger {
+                queue: QueueSetName::new("qSPIO0").unwrap(),
+                block_id: 0,
+            }),
+            rec(Instruction::PseudoMarker {
+                id: 1,
+                label: MarkerLabel::new("x").unwrap(),
+            }),
+            rec(Instruction::PseudoWriteVar {
+                var_id: 7,
+                offset: 8,
+                value: 5,
+            }),
+            rec(Instruction::PseudoBarrier {
+                sem: SemaphoreId(3),
+                count: 2,
+            }),
+            rec(Instruction::End),
+        ];
+        let mut trig = BTreeMap::new();
+        trig.insert(1usize, vec![(q, 9)]);
+        let (out, patches) = translate(t, &stream, &trig, &|v| {
+            (v == 7).then_some(DeviceAddr::new(0x100_0000))
+        })
+        .unwrap();
+        let got: Vec<Instruction> = out
+            .iter()
+            .map(|r| Instruction::decode(r).unwrap())
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                Instruction::StreamHeader,
+                Instruction::Write {
+                    addr: t.tail_inc_addr(q, Direction::Rx).unwrap(),
+                    value: 9
+                },
+                Instruction::Write {
+                    addr: t.tail_inc_addr(q, Direction::Tx).unwrap(),
+                    value: 9
+                },
+                Instruction::Write {
+                    addr: DeviceAddr::new(0x100_0008),
+                    value: 5
+                },
+                Instruction::SemSignal {
+                    sem: SemaphoreId(3),
+                    op: SemOp::Inc,
+                    value: 1
+                },
+                Instruction::SemWait {
+                    sem: SemaphoreId(3),
+                    cmp: SemCmp::Ge,
+                    value: 2
+                },
+                Instruction::End,
+            ]
+        );
+        assert_eq!(
+            patches.patches,
+            vec![
+                Patch {
+                    neff_ip: 1,
+                    device_ip: 1,
+                    kind: PatchKind::Insert { extra: 1 }
+                },
+                Patch {
+                    neff_ip: 2,
+                    device_ip: 3,
+                    kind: PatchKind::Delete
+                },
+                Patch {
+                    neff_ip: 4,
+                    device_ip: 4,
+                    kind: PatchKind::Insert { extra: 1 }
+                },
+            ]
+        );
+        // device slot -> NEFF instruction
+        let map: Vec<u32> = (0..7).map(|d| patches.device_to_neff(d)).collect();
+        assert_eq!(map, [0, 1, 1, 3, 4, 4, 5]);
+    }
+
+    #[test]
+    fn unknown_var_and_raw_records() {
+        let stream = vec![rec(Instruction::PseudoWriteVar {
+            var_id: 9,
+            offset: 0,
+            value: 1,
+        })];
+        let e = translate(Target::Trn1, &stream, &BTreeMap::new(), &|_| None).unwrap_err();
+        assert!(e.message.contains("instruction 0"), "{e}");
+        let mut raw = [0u8; 64];
+        raw[0] = 0x41;
+        raw[1] = 0x10;
+        let (out, p) =
+            translate(Target::Trn1, &[Record(raw)], &BTreeMap::new(), &|_| None).unwrap();
+        assert_eq!(out, vec![Record(raw)]);
+        assert!(p.patches.is_empty());
+    }
+}

@@ -1,0 +1,515 @@
+//! The runtime object: init (device and core table), load (S0–S5 orchestration), the model
+//! registry with its two id spaces, and unload.
+//!
+//! # Load, stage by stage (seed 000)
+//!
+//! - **S0 guard:** the runtime must be open; the 1024-byte header is preflighted; a logical
+//!   core (vcore) is claimed — `vnc = -1` picks the least used, lowest index; a vcore the device
+//!   does not have is `NRT_LOAD_NOT_ENOUGH_NC`.
+//! - **S1 parse:** through the single-slot TNC cache ([`crate::tnc`]), so concurrent loads of
+//!   the same NEFF parse it once; the container is read in memory only ([`crate::neff`]).
+//!   A loaded model keeps its slot reference until it is unloaded (the seed releases it at the
+//!   end of the load; since the model keeps its parse result anyway, holding the reference
+//!   costs nothing and makes every load that overlaps a *loaded* model share the parse, which
+//!   is what a framework loading one NEFF on many workers wants).
+//! - **S2/S3 build:** manifests to KBIN records, no HAL call ([`crate::kbin::build`]); cached
+//!   with the parse.
+//! - **S4/S5 stage and relocate:** one subgraph per physical core of the vcore
+//!   ([`crate::load::stage`]); an LNC model fans out one scoped thread per subgraph — the
+//!   per-thread arguments live in the scope, so they outlive every thread — and if any core
+//!   fails, every core that succeeded is released (all-or-nothing).
+//! - **Register:** `H_MODEL` comes from its own counter before staging; `H_NN` from the
+//!   registry's counter under its write lock; the [`LoadedModel`] joins them (the seed's
+//!   `dlr_kelf_model_t` bridge). State READY.
+//!
+//! The seed's one asymmetric error edge — the public handle allocated after registration, and
+//! not rolled back when that allocation fails — cannot occur here: the handle is the `H_NN`
+//! itself, produced inside registration, and nothing after registration can fail. We chose
+//! this over reproducing the leak.
+//!
+//! Unload reverses everything: the registry entry, every allocation of every core (in reverse
+//! order), the hardware queues, the scratchpad reference and the vcore claim, so the device's
+//! memory accounting returns exactly to its value before the load.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use nrt_hal::abi::MemAllocCategory;
+use nrt_hal::hal::{AllocRequest, MemLocation};
+use nrt_hal::{DeviceAddr, Hal, MemHandle, NcIndex, Target};
+
+use crate::config::RuntimeConfig;
+use crate::error::{Error, Result};
+use crate::kbin::build::{build_model, BuildOptions};
+use crate::kbin::KelfModel;
+use crate::load::stage::{queue_pool, stage_core, CoreModel, CoreResources};
+use crate::manifest::MemberSource;
+use crate::neff::{Neff, NeffHeader, ParseOptions};
+use crate::status::NrtStatus;
+use crate::tnc::{Entry, KeptRef, Lease, TncCache};
+
+/// The runtime-ABI version this runtime speaks to a driver of each generation (within the
+/// driver's COMPATIBLE_VERSION range, ABI §9).
+pub fn abi_version(target: Target) -> u32 {
+    match target {
+        Target::Trn1 => 7,
+        Target::Trn2 => 11,
+    }
+}
+
+/// A parsed and built NEFF, shared by concurrent loads through the TNC cache.
+#[derive(Debug)]
+pub struct Parsed {
+    /// The container.
+    pub neff: Neff,
+    /// The KBIN records.
+    pub model: KelfModel,
+}
+
+impl MemberSource for Neff {
+    fn member(&self, path: &str) -> Option<&[u8]> {
+        Neff::member(self, path)
+    }
+}
+
+/// A model handle (`H_NN`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ModelId(pub u32);
+
+/// A loaded model: the registry value.
+#[derive(Debug)]
+pub struct LoadedModel {
+    /// `H_NN`: the registry key and public handle.
+    pub id: ModelId,
+    /// `H_MODEL`: the device-side key shared by the per-core records.
+    pub h_model: u32,
+    /// The NEFF name (header).
+    pub name: String,
+    /// The NEFF UUID.
+    pub uuid: [u8; 16],
+    /// The logical core it is loaded on.
+    pub vnc: u32,
+    /// The physical cores, subgraph i on `cores[i]`.
+    pub tpbs: Vec<NcIndex>,
+    /// The parse result (IO signature, KBIN records).
+    pub parsed: Arc<Parsed>,
+    /// The per-core records (taken out at unload).
+    pub cores: Mutex<Option<Vec<CoreModel>>>,
+    /// The TNC slot reference this model keeps while loaded.
+    tnc_ref: Mutex<Option<KeptRef>>,
+}
+
+#[derive(Debug)]
+struct Scratchpad {
+    handle: MemHandle,
+    pa: DeviceAddr,
+    size: u64,
+    users: u32,
+}
+
+#[derive(Debug)]
+struct CoreState {
+    queues: Mutex<BTreeSet<(u32, u32)>>,
+    scratchpad: Mutex<Option<Scratchpad>>,
+}
+
+#[derive(Debug, Default)]
+struct Registry {
+    models: BTreeMap<u32, Arc<LoadedModel>>,
+    last_nn_id: u32,
+}
+
+/// The Neuron runtime over one device.
+pub struct Runtime {
+    hal: Arc<dyn Hal>,
+    target: Target,
+    cfg: RuntimeConfig,
+    closed: AtomicBool,
+    vcores: Vec<(Vec<NcIndex>, AtomicU32)>,
+    cores: Vec<CoreState>,
+    registry: RwLock<Registry>,
+    next_h_model: AtomicU32,
+    tnc: TncCache<Parsed>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("target", &self.target)
+            .field("vcores", &self.vcores.len())
+            .finish()
+    }
+}
+
+impl Runtime {
+    /// Opens the device: reads its info, checks ABI compatibility and lays out the vcores.
+    pub fn new(hal: Arc<dyn Hal>, cfg: RuntimeConfig) -> Result<Runtime> {
+        let info = hal.device_info()?;
+        let target = info.target;
+        let ours = abi_version(target);
+        let (min, max) = info.abi_version_range;
+        if ours < min || ours > max {
+            return Err(Error::failure(format!(
+                "driver accepts runtime ABI {min}..={max}, this runtime speaks {ours}"
+            )));
+        }
+        let size = cfg.vcore_size_for(target).max(1);
+        let vcores = (0..info.nc_count / size)
+            .map(|v| {
+                let tpbs = (0..size).map(|i| NcIndex(v * size + i)).collect();
+                (tpbs, AtomicU32::new(0))
+            })
+            .collect();
+        let cores = (0..info.nc_count)
+            .map(|_| CoreState {
+                queues: Mutex::new(queue_pool(target)),
+                scratchpad: Mutex::new(None),
+            })
+            .collect();
+        Ok(Runtime {
+            hal,
+            target,
+            cfg,
+            closed: AtomicBool::new(false),
+            vcores,
+            cores,
+            registry: RwLock::new(Registry::default()),
+            next_h_model: AtomicU32::new(1),
+            tnc: TncCache::new(),
+        })
+    }
+
+    /// The device interface.
+    pub fn hal(&self) -> &Arc<dyn Hal> {
+        &self.hal
+    }
+
+    /// The generation.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.cfg
+    }
+
+    /// Number of logical cores.
+    pub fn vcore_count(&self) -> u32 {
+        self.vcores.len() as u32
+    }
+
+    /// Physical cores per logical core.
+    pub fn vcore_size(&self) -> u32 {
+        self.vcores.first().map_or(1, |v| v.0.len() as u32)
+    }
+
+    /// How many times the TNC cache has parsed a NEFF (creator roles taken).
+    pub fn parse_count(&self) -> u64 {
+        self.tnc.creations()
+    }
+
+    /// Marks the runtime closed: later calls get `NRT_CLOSED`.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::SeqCst) {
+            Err(Error::new(NrtStatus::Closed, "the runtime is closed"))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The model with handle `id`.
+    pub fn model(&self, id: ModelId) -> Result<Arc<LoadedModel>> {
+        self.registry
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .models
+            .get(&id.0)
+            .cloned()
+            .ok_or_else(|| {
+                Error::new(
+                    NrtStatus::InvalidHandle,
+                    format!("no model with handle {}", id.0),
+                )
+            })
+    }
+
+    /// Handles of every loaded model, ascending.
+    pub fn models(&self) -> Vec<ModelId> {
+        self.registry
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .models
+            .keys()
+            .map(|k| ModelId(*k))
+            .collect()
+    }
+
+    /// Loads a NEFF onto logical core `vnc` (`-1`: the runtime picks) — S0 to S5.
+    pub fn load(&self, neff: &[u8], vnc: i32) -> Result<ModelId> {
+        // ---- S0 ----
+        self.check_open()?;
+        let header = NeffHeader::parse(neff)?;
+        header.validate()?;
+        let v = self.claim_vcore(vnc)?;
+        let result = self.load_on(neff, &header, v);
+        if result.is_err() {
+            self.vcores[v as usize].1.fetch_sub(1, Ordering::SeqCst);
+        }
+        result
+    }
+
+    fn claim_vcore(&self, vnc: i32) -> Result<u32> {
+        let n = self.vcores.len() as u32;
+        let v = if vnc < 0 {
+            (0..n)
+                .min_by_key(|&i| (self.vcores[i as usize].1.load(Ordering::SeqCst), i))
+                .ok_or_else(|| {
+                    Error::new(NrtStatus::LoadNotEnoughNc, "the device has no NeuronCores")
+                })?
+        } else {
+            vnc as u32
+        };
+        if v >= n {
+            return Err(Error::new(
+                NrtStatus::LoadNotEnoughNc,
+                format!("logical NeuronCore {v} requested, {n} available"),
+            ));
+        }
+        self.vcores[v as usize].1.fetch_add(1, Ordering::SeqCst);
+        Ok(v)
+    }
+
+    /// S1–S3 through the TNC cache. The returned lease (if any) keeps the cache slot referenced
+    /// until the load finishes, as the seed's loader holds it until registration, so loads that
+    /// overlap any part of this one share its parse.
+    fn parse(&self, neff: &[u8]) -> Result<(Arc<Parsed>, Option<Lease<'_, Parsed>>)> {
+        let opts = ParseOptions {
+            verify_hash: self.cfg.validate_hash,
+            limits: self.cfg.neff_limits,
+        };
+        let build = || -> Result<Parsed> {
+            let neff = Neff::parse(neff, &opts)?;
+            let model = build_model(
+                &neff,
+                (
+                    neff.header.neff_version_major,
+                    neff.header.neff_version_minor,
+                ),
+                neff.header.lnc_size,
+                &BuildOptions {
+                    target: self.target,
+                    available_cores: self.vcore_size(),
+                    allow_legacy_neff: self.cfg.allow_legacy_neff,
+                },
+            )?;
+            Ok(Parsed { neff, model })
+        };
+        let uuid = NeffHeader::parse(neff)?.uuid;
+        match self.tnc.enter(uuid) {
+            Entry::Creator(guard) => {
+                let lease = guard.complete(build().map(Arc::new))?;
+                Ok((Arc::clone(lease.value()), Some(lease)))
+            }
+            Entry::Reuse(lease) => Ok((Arc::clone(lease.value()), Some(lease))),
+            Entry::Independent(_) => Ok((Arc::new(build()?), None)),
+        }
+    }
+
+    fn load_on(&self, bytes: &[u8], header: &NeffHeader, v: u32) -> Result<ModelId> {
+        // ---- S1..S3 ----
+        let (parsed, tnc_lease) = self.parse(bytes)?;
+        let tpbs = self.vcores[v as usize].0.clone();
+        let n = parsed.model.subgraphs.len();
+        if n > tpbs.len() {
+            return Err(Error::invalid(format!(
+                "Insufficient number of NeuronCores, required {n}, available {}",
+                tpbs.len()
+            )));
+        }
+        // ---- S4/S5 ----
+        let h_model = self.next_h_model.fetch_add(1, Ordering::SeqCst);
+        let cores = self.stage_all(&parsed, &tpbs[..n])?;
+        // ---- register ----
+        let mut reg = self.registry.write().unwrap_or_else(|p| p.into_inner());
+        let id = reg.last_nn_id;
+        reg.last_nn_id += 1;
+        let model = Arc::new(LoadedModel {
+            id: ModelId(id),
+            h_model,
+            name: header.name.clone(),
+            uuid: header.uuid,
+            vnc: v,
+            tpbs: tpbs[..n].to_vec(),
+            parsed,
+            cores: Mutex::new(Some(cores)),
+            tnc_ref: Mutex::new(tnc_lease.map(Lease::keep)),
+        });
+        reg.models.insert(id, model);
+        tracing::info!(target: "nrt", "Loaded NN \"{}\" ID: {id}", header.name);
+        Ok(ModelId(id))
+    }
+
+    fn stage_all(&self, parsed: &Parsed, tpbs: &[NcIndex]) -> Result<Vec<CoreModel>> {
+        let subgraphs = &parsed.model.subgraphs;
+        let hal = &*self.hal;
+        let results: Vec<Result<CoreModel>> = if subgraphs.len() == 1 {
+            vec![stage_core(hal, self, self.target, tpbs[0], &subgraphs[0])]
+        } else {
+            // One thread per subgraph; `args` outlives every thread (the scope joins them).
+            let args: Vec<(NcIndex, &crate::kbin::Kbin)> =
+                tpbs.iter().copied().zip(subgraphs.iter()).collect();
+            std::thread::scope(|s| {
+                let handles: Vec<_> = args
+                    .iter()
+                    .map(|&(nc, kbin)| {
+                        s.spawn(move || stage_core(hal, self, self.target, nc, kbin))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|_| Err(Error::failure("a staging thread panicked")))
+                    })
+                    .collect()
+            })
+        };
+        let mut ok = Vec::new();
+        let mut first_err = None;
+        for r in results {
+            match r {
+                Ok(c) => ok.push(c),
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = first_err {
+            for c in ok {
+                c.release(hal, self);
+            }
+            return Err(e);
+        }
+        Ok(ok)
+    }
+
+    /// Unloads a model: everything its load allocated is freed.
+    pub fn unload(&self, id: ModelId) -> Result<()> {
+        self.check_open()?;
+        let model = {
+            let mut reg = self.registry.write().unwrap_or_else(|p| p.into_inner());
+            reg.models.remove(&id.0).ok_or_else(|| {
+                Error::new(
+                    NrtStatus::InvalidHandle,
+                    format!("no model with handle {}", id.0),
+                )
+            })?
+        };
+        if let Some(kept) = model
+            .tnc_ref
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            self.tnc.release_kept(kept);
+        }
+        let cores = model.cores.lock().unwrap_or_else(|p| p.into_inner()).take();
+        for c in cores.into_iter().flatten() {
+            c.release(&*self.hal, self);
+        }
+        self.vcores[model.vnc as usize]
+            .1
+            .fetch_sub(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+impl CoreResources for Runtime {
+    fn take_queues(&self, nc: NcIndex, n: usize) -> Result<Vec<(u32, u32)>> {
+        let mut pool = self.cores[nc.index()]
+            .queues
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if pool.len() < n {
+            return Err(Error::resource(format!(
+                "{nc} has {} free DMA queues, {n} needed",
+                pool.len()
+            )));
+        }
+        Ok((0..n).filter_map(|_| pool.pop_first()).collect())
+    }
+
+    fn return_queues(&self, nc: NcIndex, queues: &[(u32, u32)]) {
+        let mut pool = self.cores[nc.index()]
+            .queues
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        pool.extend(queues.iter().copied());
+    }
+
+    fn acquire_scratchpad(&self, nc: NcIndex, need: u64) -> Result<DeviceAddr> {
+        let mut sp = self.cores[nc.index()]
+            .scratchpad
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = sp.as_mut() {
+            if s.size >= need {
+                s.users += 1;
+                return Ok(s.pa);
+            }
+            if s.users > 0 {
+                return Err(Error::resource(format!(
+                    "the shared scratchpad of {nc} is {} bytes and in use; this model needs {need}",
+                    s.size
+                )));
+            }
+            let _ = self.hal.mem_free(s.handle);
+            *sp = None;
+        }
+        let page = self.cfg.scratchpad_page_size.max(4096);
+        let size = need.div_ceil(page).saturating_mul(page);
+        let handle = self.hal.mem_alloc(&AllocRequest {
+            size,
+            align: 0,
+            location: MemLocation::Device {
+                channel: self.target.hbm_channel_of(nc),
+            },
+            nc,
+            category: MemAllocCategory::ScratchpadDevice,
+        })?;
+        let pa = match self.hal.mem_info(handle) {
+            Ok(i) => i.pa,
+            Err(e) => {
+                let _ = self.hal.mem_free(handle);
+                return Err(e.into());
+            }
+        };
+        *sp = Some(Scratchpad {
+            handle,
+            pa,
+            size,
+            users: 1,
+        });
+        Ok(pa)
+    }
+
+    fn release_scratchpad(&self, nc: NcIndex) {
+        let mut sp = self.cores[nc.index()]
+            .scratchpad
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = sp.as_mut() {
+            s.users = s.users.saturating_sub(1);
+            if s.users == 0 {
+                let _ = self.hal.mem_free(s.handle);
+                *sp = None;
+            }
+        }
+    }
+}
