@@ -953,3 +953,21 @@ proptest! {
         let _ = parse(&neff_from_tar(&tar));
     }
 }
+
+#[test]
+fn a_gzip_stream_cut_mid_way_is_reported_as_truncated_gzip() {
+    // Zeroing the payload from the middle of the gzip member on inflates to garbage before the
+    // decoder notices; the error must still name the gzip layer, not a tar header.
+    let mut w = sample_writer();
+    let big: Vec<u8> = (0..200_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    w.add("weights.bin", big);
+    let bytes = w.write().unwrap();
+    let end = 1024 + gzip_len(&bytes[1024..]);
+    for cut in [1024 + 300, (1024 + end) / 2, end - 40] {
+        let mut b = bytes.clone();
+        b[cut..].iter_mut().for_each(|x| *x = 0);
+        expect_err(parse(&b), NrtStatus::Invalid, "gzip");
+    }
+}

@@ -371,6 +371,30 @@ fn unpack(payload: &[u8], limits: &Limits) -> Result<Members> {
         limit: limits.max_uncompressed,
         exceeded: false,
     };
+    match unpack_from(&mut r, payload, limits) {
+        Ok(m) => Ok(m),
+        // A damaged gzip stream usually inflates to garbage before the decoder notices, so the
+        // tar reader complains first. On any error, finish inflating: if the gzip layer is
+        // broken, that is the problem to report (this costs nothing on the success path).
+        Err(e) => {
+            let mut sink = [0u8; 8192];
+            loop {
+                match r.read(&mut sink) {
+                    Ok(0) => return Err(e),
+                    Ok(_) => {}
+                    Err(x) if x.kind() == io::ErrorKind::Interrupted => {}
+                    Err(x) if r.exceeded => {
+                        let _ = x;
+                        return Err(e);
+                    }
+                    Err(x) => return Err(stream_error(&r, limits, x)),
+                }
+            }
+        }
+    }
+}
+
+fn unpack_from(mut r: &mut Stream<'_>, payload: &[u8], limits: &Limits) -> Result<Members> {
     let mut members = BTreeMap::new();
     let mut order = Vec::new();
 
@@ -462,7 +486,7 @@ fn unpack(payload: &[u8], limits: &Limits) -> Result<Members> {
         }
     }
 
-    let rest = r.inner.into_inner();
+    let rest: &[u8] = r.inner.get_ref();
     let consumed = payload.len() - rest.len();
     if let Some(i) = rest.iter().position(|&b| b != 0) {
         return Err(Error::invalid(format!(

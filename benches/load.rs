@@ -1,0 +1,103 @@
+//! Loading a NEFF that carries 256 MiB of weights to READY on the simulator, side by side with
+//! the floor of the same work — gunzip the payload, hash it, copy the weights once — in the same
+//! run. Goal: load ≤ 1.3 × the floor. The closing line `ratio: …` is measured directly.
+
+use std::hint::black_box;
+use std::io::Read;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use md5::{Digest, Md5};
+use nrt_emu::hal::{Dtype, EngineKind, Hal, Target};
+use nrt_emu::runtime::config::RuntimeConfig;
+use nrt_emu::runtime::Runtime;
+use nrt_emu::sim::{Sim, SimConfig};
+use nrt_fixtures::compiler::{IoDecl, NeffModel, SubgraphBuilder};
+
+const WEIGHTS: usize = 256 << 20;
+
+/// A one-core model whose only large member is a 256 MiB fp32 constant.
+fn big_neff() -> Vec<u8> {
+    let x = IoDecl::new("x", Dtype::F32, &[128, 4]);
+    let y = IoDecl::new("y", Dtype::F32, &[128, 4]);
+    let mut g = SubgraphBuilder::new(0);
+    g.input(&x);
+    g.output(&y);
+    // Incompressible-ish data, like real weights.
+    let mut s = 0x1234_5678u32;
+    let data: Vec<u8> = (0..WEIGHTS)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s >> 3) as u8
+        })
+        .collect();
+    g.constant("w", Dtype::F32, &[WEIGHTS / 4 / 1024, 1024], data);
+    for e in EngineKind::ALL {
+        g.push(e, nrt_emu::hal::isa::Instruction::End);
+    }
+    NeffModel {
+        name: "big_weights".into(),
+        target: Target::Trn1,
+        inputs: vec![x],
+        outputs: vec![y],
+        subgraphs: vec![g.finish()],
+        extra_members: vec![],
+    }
+    .to_neff()
+}
+
+fn load_once(neff: &[u8]) -> (Arc<Sim>, Runtime) {
+    let sim = Arc::new(Sim::new(SimConfig::new(Target::Trn1)));
+    let rt = Runtime::new(sim.clone() as Arc<dyn Hal>, RuntimeConfig::default()).unwrap();
+    rt.load(neff, 0).unwrap();
+    (sim, rt)
+}
+
+/// The floor: inflate the payload, MD5 it, copy the weights once.
+fn floor(neff: &[u8], dst: &mut [u8]) {
+    let payload = &neff[1024..];
+    let mut out = Vec::with_capacity(WEIGHTS + (1 << 20));
+    flate2::read::GzDecoder::new(payload)
+        .read_to_end(&mut out)
+        .unwrap();
+    black_box(Md5::digest(payload));
+    dst.copy_from_slice(&out[out.len() - WEIGHTS - 1024..out.len() - 1024]);
+    black_box(&dst);
+}
+
+fn bench(c: &mut Criterion) {
+    let neff = big_neff();
+    let mut dst = vec![0u8; WEIGHTS];
+    let mut g = c.benchmark_group("load_256mib");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(20));
+    g.throughput(Throughput::Bytes(WEIGHTS as u64));
+    g.bench_function("runtime_load_to_ready", |b| {
+        b.iter_batched(|| (), |_| load_once(&neff), BatchSize::PerIteration)
+    });
+    g.bench_function("gunzip_hash_copy", |b| b.iter(|| floor(&neff, &mut dst)));
+    g.finish();
+    let mut load = Duration::MAX;
+    let mut base = Duration::MAX;
+    for _ in 0..3 {
+        let t = Instant::now();
+        let kept = load_once(&neff);
+        load = load.min(t.elapsed());
+        drop(kept);
+        let t = Instant::now();
+        floor(&neff, &mut dst);
+        base = base.min(t.elapsed());
+    }
+    println!(
+        "load_256mib ratio: load {:.0} ms vs gunzip+hash+copy {:.0} ms = {:.2}x",
+        load.as_secs_f64() * 1e3,
+        base.as_secs_f64() * 1e3,
+        load.as_secs_f64() / base.as_secs_f64()
+    );
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
