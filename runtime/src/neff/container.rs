@@ -394,14 +394,14 @@ fn unpack(payload: &[u8], limits: &Limits) -> Result<Members> {
     }
 }
 
-fn unpack_from(mut r: &mut Stream<'_>, payload: &[u8], limits: &Limits) -> Result<Members> {
+fn unpack_from(r: &mut Stream<'_>, payload: &[u8], limits: &Limits) -> Result<Members> {
     let mut members = BTreeMap::new();
     let mut order = Vec::new();
 
     loop {
         let at = r.count;
         let mut block = [0u8; BLOCK];
-        let got = read_full(&mut r, limits, &mut block)?;
+        let got = read_full(r, limits, &mut block)?;
         if got == 0 {
             return Err(Error::invalid(format!(
                 "tar archive ends at offset {at} without its end-of-archive block \
@@ -427,7 +427,7 @@ fn unpack_from(mut r: &mut Stream<'_>, payload: &[u8], limits: &Limits) -> Resul
         let is_dir = entry.typeflag == b'5'
             || (matches!(entry.typeflag, b'0' | 0) && entry.name.last() == Some(&b'/'));
         if is_dir {
-            skip(&mut r, limits, padded, "a directory entry")?;
+            skip(r, limits, padded, "a directory entry")?;
             continue;
         }
         if !matches!(entry.typeflag, b'0' | 0) {
@@ -458,7 +458,7 @@ fn unpack_from(mut r: &mut Stream<'_>, payload: &[u8], limits: &Limits) -> Resul
                 entry.size, limits.max_member_size
             )));
         }
-        let data = read_data(&mut r, limits, entry.size, &name)?;
+        let data = read_data(r, limits, entry.size, &name)?;
         skip(
             &mut r,
             limits,
@@ -474,7 +474,7 @@ fn unpack_from(mut r: &mut Stream<'_>, payload: &[u8], limits: &Limits) -> Resul
     let mut scratch = vec![0u8; 64 << 10];
     loop {
         let at = r.count;
-        let got = read_full(&mut r, limits, &mut scratch)?;
+        let got = read_full(r, limits, &mut scratch)?;
         if got == 0 {
             break;
         }
