@@ -460,7 +460,7 @@ fn unpack_from(r: &mut Stream<'_>, payload: &[u8], limits: &Limits) -> Result<Me
         }
         let data = read_data(r, limits, entry.size, &name)?;
         skip(
-            &mut r,
+            r,
             limits,
             ustar::padding(entry.size),
             &format!("the padding of member {name:?}"),
