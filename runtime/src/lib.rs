@@ -12,19 +12,25 @@
 //! | [`tnc`] | the single-slot, UUID-keyed parse cache | 000 S1 |
 //! | [`load`] | S4 staging (memory plan, DMA rings, instruction blocks) and S5 relocation | 000 S4/S5 |
 //! | [`config`] | the `NEURON_RT_*` environment | — |
+//! | [`tensor`] | tensors (device/host/virtual) and name-keyed tensor sets | 001 §2 |
+//! | [`xu`] | the per-vcore execution unit: submit funnel, lock-free completion ring, seq ids | 003 §4/§6–§8 |
+//! | [`exec`] | the execute path: bind, stage, doorbell, complete, async workers | 001, 003 |
 //! | [`runtime`] | init, load orchestration (S0–S5), the registry, unload | 000 |
 //!
 //! The runtime sees a device only through the HAL; it never asks which backend it runs on.
 
 pub mod config;
 pub mod error;
+pub mod exec;
 pub mod kbin;
 pub mod load;
 pub mod manifest;
 pub mod neff;
 pub mod runtime;
 pub mod status;
+pub mod tensor;
 pub mod tnc;
+pub mod xu;
 
 pub use error::{Error, Result};
 pub use runtime::{LoadedModel, ModelId, Runtime};

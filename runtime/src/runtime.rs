@@ -41,13 +41,19 @@ use nrt_hal::{DeviceAddr, Hal, MemHandle, NcIndex, Target};
 
 use crate::config::RuntimeConfig;
 use crate::error::{Error, Result};
+use crate::exec::dynring;
+use crate::exec::worker::{AsyncQueue, ExecRequest, ExecShared};
+use crate::exec::{validate_sets, ExecReport};
 use crate::kbin::build::{build_model, BuildOptions};
 use crate::kbin::KelfModel;
 use crate::load::stage::{queue_pool, stage_core, CoreModel, CoreResources};
 use crate::manifest::MemberSource;
 use crate::neff::{Neff, NeffHeader, ParseOptions};
 use crate::status::NrtStatus;
+use crate::tensor::{Placement, Tensor, TensorInfo, TensorSet, TensorUsage};
 use crate::tnc::{Entry, KeptRef, Lease, TncCache};
+use crate::xu::ExecutionUnit;
+use sha2::{Digest, Sha256};
 
 /// The runtime-ABI version this runtime speaks to a driver of each generation (within the
 /// driver's COMPATIBLE_VERSION range, ABI §9).
@@ -98,6 +104,69 @@ pub struct LoadedModel {
     pub cores: Mutex<Option<Vec<CoreModel>>>,
     /// The TNC slot reference this model keeps while loaded.
     tnc_ref: Mutex<Option<KeptRef>>,
+    /// Execution state of the model.
+    pub exec: ModelExec,
+}
+
+/// Per-model execution state.
+#[derive(Debug)]
+pub struct ModelExec {
+    /// Per core, per dynamic queue: the PA-keyed ring cache.
+    pub caches: Mutex<Vec<Vec<dynring::Cache>>>,
+    /// Per core: the (sequencer configuration, activation/DVE table) digests the skip-config
+    /// optimisation compares.
+    pub config: Vec<([u8; 32], [u8; 32])>,
+    /// Executions submitted and not yet completed.
+    pub in_flight: AtomicU32,
+}
+
+impl ModelExec {
+    fn new(parsed: &Parsed, cores: &[CoreModel]) -> Self {
+        let caches = cores
+            .iter()
+            .map(|c| {
+                c.queues
+                    .iter()
+                    .filter(|q| q.dynamic)
+                    .map(|_| dynring::Cache::new())
+                    .collect()
+            })
+            .collect();
+        let config = parsed
+            .model
+            .subgraphs
+            .iter()
+            .map(|k| {
+                // Sequencer configuration: which engines run and how many queues they use.
+                let mut f = Sha256::new();
+                for e in &k.engines {
+                    f.update([e.engine as u8]);
+                    f.update((e.dma_blocks.len() as u64).to_le_bytes());
+                }
+                f.update((k.queue_sets.len() as u64).to_le_bytes());
+                // Activation and DVE tables: every table member of the subgraph directory.
+                let mut t = Sha256::new();
+                let dir = crate::manifest::member_dir(&k.def_member);
+                for (name, bytes) in parsed.neff.members() {
+                    let in_dir = name.starts_with(dir) && !dir.is_empty();
+                    let table = name.ends_with("_table.bin")
+                        || name.ends_with("_bkt.bin")
+                        || name.ends_with("_ctrl.bin")
+                        || name.ends_with("act_info.json");
+                    if in_dir && table {
+                        t.update(name.as_bytes());
+                        t.update(bytes);
+                    }
+                }
+                (f.finalize().into(), t.finalize().into())
+            })
+            .collect();
+        ModelExec {
+            caches: Mutex::new(caches),
+            config,
+            in_flight: AtomicU32::new(0),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -131,6 +200,13 @@ pub struct Runtime {
     registry: RwLock<Registry>,
     next_h_model: AtomicU32,
     tnc: TncCache<Parsed>,
+    exec: Arc<ExecShared>,
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.exec.shutdown();
+    }
 }
 
 impl std::fmt::Debug for Runtime {
@@ -167,7 +243,24 @@ impl Runtime {
                 scratchpad: Mutex::new(None),
             })
             .collect();
+        let nv = info.nc_count / size;
+        let capacity = if cfg.async_max_inflight > 0 {
+            cfg.async_max_inflight.min(crate::exec::REQ_SLOTS as u32)
+        } else {
+            crate::exec::REQ_SLOTS as u32
+        };
+        let exec = Arc::new(ExecShared {
+            hal: hal.clone(),
+            target,
+            cfg: cfg.clone(),
+            cores: (0..info.nc_count).map(|_| Mutex::new(None)).collect(),
+            xus: (0..nv)
+                .map(|v| ExecutionUnit::new(v as u16, capacity))
+                .collect(),
+            queues: (0..nv).map(|_| AsyncQueue::default()).collect(),
+        });
         Ok(Runtime {
+            exec,
             hal,
             target,
             cfg,
@@ -210,9 +303,10 @@ impl Runtime {
         self.tnc.creations()
     }
 
-    /// Marks the runtime closed: later calls get `NRT_CLOSED`.
+    /// Marks the runtime closed: later calls get `NRT_CLOSED`; async workers stop.
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
+        self.exec.shutdown();
     }
 
     fn check_open(&self) -> Result<()> {
@@ -257,7 +351,9 @@ impl Runtime {
         let header = NeffHeader::parse(neff)?;
         header.validate()?;
         let v = self.claim_vcore(vnc)?;
-        let result = self.load_on(neff, &header, v);
+        let result = self
+            .recover(v)
+            .and_then(|()| self.load_on(neff, &header, v));
         if result.is_err() {
             self.vcores[v as usize].1.fetch_sub(1, Ordering::SeqCst);
         }
@@ -346,6 +442,7 @@ impl Runtime {
             uuid: header.uuid,
             vnc: v,
             tpbs: tpbs[..n].to_vec(),
+            exec: ModelExec::new(&parsed, &cores),
             parsed,
             cores: Mutex::new(Some(cores)),
             tnc_ref: Mutex::new(tnc_lease.map(Lease::keep)),
@@ -426,6 +523,179 @@ impl Runtime {
         self.vcores[model.vnc as usize]
             .1
             .fetch_sub(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+impl Runtime {
+    /// `nrt_tensor_allocate`: a zero-filled tensor for logical core `vnc`.
+    pub fn tensor_allocate(
+        &self,
+        placement: Placement,
+        vnc: u32,
+        size: u64,
+        name: &str,
+    ) -> Result<Tensor> {
+        self.check_open()?;
+        let nc = self
+            .vcores
+            .get(vnc as usize)
+            .map(|v| v.0[0])
+            .ok_or_else(|| Error::invalid(format!("logical NeuronCore {vnc} does not exist")))?;
+        Tensor::allocate(&self.hal, placement, vnc, nc, size, name)
+    }
+
+    /// `nrt_get_model_tensor_info`: the model's inputs then outputs.
+    pub fn model_tensor_info(&self, id: ModelId) -> Result<Vec<TensorInfo>> {
+        self.check_open()?;
+        let m = self.model(id)?;
+        let k = &m.parsed.model;
+        let info = |t: &crate::kbin::IoTensor, usage| TensorInfo {
+            name: t.name.clone(),
+            usage,
+            size: t.size,
+            dtype: t.dtype,
+            shape: t.shape.clone(),
+        };
+        Ok(k.inputs
+            .iter()
+            .map(|t| info(t, TensorUsage::Input))
+            .chain(k.outputs.iter().map(|t| info(t, TensorUsage::Output)))
+            .collect())
+    }
+
+    /// `nrt_execute`. In sync mode (the default) host and virtual tensors are cloned to the
+    /// device and results copied back; in async mode (`NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS`
+    /// > 0) this submits and waits.
+    pub fn execute(
+        &self,
+        id: ModelId,
+        inputs: &TensorSet,
+        outputs: &TensorSet,
+    ) -> Result<ExecReport> {
+        if self.cfg.async_max_inflight > 0 {
+            let req = self.execute_async(id, inputs, outputs)?;
+            return self.exec.wait(
+                req,
+                self.cfg
+                    .exec_timeout
+                    .saturating_mul(self.cfg.async_max_inflight + 1),
+            );
+        }
+        self.check_open()?;
+        let model = self.model(id)?;
+        validate_sets(&model, inputs, outputs)?;
+        let (din, back_in) = self.to_device(&model, inputs)?;
+        let (dout, back) = self.to_device(&model, outputs)?;
+        let _ = back_in;
+        let ticket = self.exec.submit(&model, &din, &dout)?;
+        let report = self.exec.complete(&model, &ticket);
+        if report.is_ok()
+            || report
+                .as_ref()
+                .is_err_and(|e| e.status == NrtStatus::ExecCompletedWithNumErr)
+        {
+            for (host, dev) in &back {
+                Tensor::copy_out(dev, host)?;
+            }
+        }
+        report
+    }
+
+    /// Device clones of a set's host and virtual tensors (sync mode only).
+    fn to_device(
+        &self,
+        model: &LoadedModel,
+        set: &TensorSet,
+    ) -> Result<(TensorSet, Vec<(Tensor, Tensor)>)> {
+        let mut out = TensorSet::new();
+        let mut cloned = Vec::new();
+        for (name, t) in set.iter() {
+            if t.placement() == Placement::Device {
+                out.add(name, t.clone());
+                continue;
+            }
+            let d = Tensor::allocate(
+                &self.hal,
+                Placement::Device,
+                model.vnc,
+                model.tpbs[0],
+                t.size(),
+                name,
+            )?;
+            d.write(0, &t.to_vec()?)?;
+            out.add(name, d.clone());
+            cloned.push((t.clone(), d));
+        }
+        Ok((out, cloned))
+    }
+
+    /// Submits an execution and returns at once (async mode; device tensors only). Waits for
+    /// an in-flight slot when the limit is reached.
+    pub fn execute_async(
+        &self,
+        id: ModelId,
+        inputs: &TensorSet,
+        outputs: &TensorSet,
+    ) -> Result<ExecRequest> {
+        self.check_open()?;
+        let model = self.model(id)?;
+        validate_sets(&model, inputs, outputs)?;
+        for (_, t) in inputs.iter().chain(outputs.iter()) {
+            if t.placement() != Placement::Device {
+                return Err(Error::invalid(
+                    "Async exec mode only supports device allocated tensors",
+                ));
+            }
+        }
+        self.exec.backpressure(model.vnc)?;
+        let ticket = self.exec.submit(&model, inputs, outputs)?;
+        let req = ExecRequest {
+            vnc: model.vnc,
+            seq_id: ticket.seq_id,
+        };
+        self.exec.enqueue(model, ticket);
+        Ok(req)
+    }
+
+    /// Waits for an async request.
+    pub fn wait(&self, req: ExecRequest, timeout: std::time::Duration) -> Result<ExecReport> {
+        self.exec.wait(req, timeout)
+    }
+
+    /// An async request's result if it is complete.
+    pub fn poll(&self, req: ExecRequest) -> Option<Result<ExecReport>> {
+        self.exec.poll(req)
+    }
+
+    /// Whether logical core `vnc`'s execution unit is poisoned (every submit answers 101).
+    pub fn is_poisoned(&self, vnc: u32) -> bool {
+        self.exec
+            .xus
+            .get(vnc as usize)
+            .is_some_and(|x| x.is_poisoned())
+    }
+
+    /// Recovers a poisoned logical core with no model loaded on it: resets its cores and
+    /// clears the execution unit (called by `load`).
+    fn recover(&self, v: u32) -> Result<()> {
+        let xu = &self.exec.xus[v as usize];
+        if !xu.is_poisoned() || self.vcores[v as usize].1.load(Ordering::SeqCst) > 1 {
+            return Ok(());
+        }
+        let mut mask = 0u32;
+        for nc in &self.vcores[v as usize].0 {
+            if let Some(ce) = self.exec.cores[nc.index()]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+            {
+                ce.release(&*self.hal);
+            }
+            mask |= 1 << nc.0;
+        }
+        self.hal.nc_reset(mask)?;
+        xu.reset();
         Ok(())
     }
 }

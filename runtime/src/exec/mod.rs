@@ -1,0 +1,427 @@
+//! The execute path (seed 001 §1–§3, seed 003): bind → stage → doorbell → complete.
+//!
+//! # Per core (created at a core's first execution)
+//!
+//! [`CoreExec`] owns the core's hardware exec queue and IO queue ([`ring::HostRing`]), a page of
+//! runtime words and 64 request slots, the skip-config cache, and the notification-queue reader.
+//! Its mutex is the `compute_req_lock`: a logical core's executions take the lock of its first
+//! core, then stage every core of the vcore in order (lockstep, seed 003 §4).
+//!
+//! # One execution
+//!
+//! 1. **Bind** — the caller's sets are checked against the model's contract (names, sizes,
+//!    logical core); per core, every model queue gets rewind descriptors and every *dynamic*
+//!    queue (one touching an input or output var) gets its ring resolved against the caller's
+//!    tensors ([`dynring`], PA-keyed LRU) plus base/length register writes: the IO-queue swap
+//!    descriptors, appended to the core's IO queue.
+//! 2. **Stage** — per core, the 52-byte `device_exec_request_t` (engine instruction-block
+//!    addresses; `reload_seq_config` / `load_act_dve_tables` diffed against what the core ran
+//!    last, when the optimisation is on) and its `cc_dma_increment` trailer go to a request
+//!    slot, and four pairs go to the hardware exec queue: request copy (56 B), request-load
+//!    event poke, and the IO queue's RX and TX tail increments, the last marked end-of-block.
+//!    The vcore's ticket is the first core's dense `compute_idx`.
+//! 3. **Doorbell** — after every core is staged: one `INFERENCE_START` increment per core.
+//! 4. **Complete** — wait for each core's `COMPLETION` semaphore to reach the ticket (bounded by
+//!    `NEURON_RT_EXEC_TIMEOUT`), harvest the core's notification queue, map its entries to a
+//!    status (see [`status_of`]).
+//!
+//! Collectives: a model whose subgraphs declare `cc_streams.num_streams > 0` would need the
+//! model-switch chain of seed 003 §3; this platform has no collectives fabric, so such models
+//! are refused at execution with `NRT_INVALID`.
+
+pub mod dynring;
+pub mod ring;
+pub mod worker;
+
+use std::collections::BTreeMap;
+
+use nrt_hal::abi::NqType;
+use nrt_hal::exec_request::{DeviceExecRequest, RequestBuffer, REQUEST_BUFFER_SIZE};
+use nrt_hal::hal::{AllocRequest, MemLocation, NotificationQueue, NqRequest};
+use nrt_hal::notify::{Notification, NqError, NqReader, NQ_ENTRY_SIZE};
+use nrt_hal::target::{reserved, seq, Direction, QueueReg};
+use nrt_hal::{DeviceAddr, EngineKind, Hal, MemHandle, NcIndex, QueueRef, Target};
+
+use crate::error::{Error, Result};
+use crate::load::stage::{CoreModel, IO_QUEUE};
+use crate::status::NrtStatus;
+use crate::tensor::TensorSet;
+use ring::HostRing;
+
+/// Descriptors in each core's hardware exec queue (4 per execution).
+pub const EXEC_RING: u32 = 1024;
+/// Descriptors in each core's IO queue.
+pub const IO_RING: u32 = 16384;
+/// Request slots per core: the most executions a core may have staged and not yet started.
+pub const REQ_SLOTS: u64 = 64;
+/// Bytes of each core's notification queue (2048 entries).
+pub const NQ_BYTES: u32 = 64 << 10;
+/// Most IO-queue swap pairs one execution may stage on one core.
+pub const MAX_SWAP_PAIRS: u32 = IO_RING / REQ_SLOTS as u32;
+
+const WORD_RESET: u64 = 0;
+const WORD_ONE: u64 = 4;
+const SLOTS_AT: u64 = 0x100;
+const SLOT_BYTES: u64 = 64;
+
+/// What one finished execution reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecReport {
+    /// The vcore's ticket (its first core's execution index).
+    pub compute_idx: u64,
+    /// The execution unit's sequence id.
+    pub seq_id: u64,
+    /// Device cycles from start to completion, per core of the model.
+    pub cycles: Vec<u64>,
+}
+
+/// Per-core execution state (the `compute_req_lock` guards it).
+#[derive(Debug)]
+pub struct CoreExec {
+    nc: NcIndex,
+    exec_ring: HostRing,
+    io_ring: HostRing,
+    page: MemHandle,
+    page_pa: DeviceAddr,
+    /// Executions staged on this core so far.
+    pub staged: u64,
+    last_config: Option<([u8; 32], [u8; 32])>,
+    nq: NotificationQueue,
+    shadow: Vec<u8>,
+    reader: NqReader,
+    pending: BTreeMap<u64, Vec<Notification>>,
+    lost: u64,
+    corrupt: u64,
+}
+
+impl CoreExec {
+    /// Sets up core `nc` for execution: its exec and IO queues, words, request slots and
+    /// notification queue.
+    pub fn new(hal: &dyn Hal, nc: NcIndex) -> Result<CoreExec> {
+        let target = hal.device_info()?.target;
+        let page = hal.mem_alloc(&AllocRequest {
+            size: SLOTS_AT + REQ_SLOTS * SLOT_BYTES,
+            align: 0,
+            location: MemLocation::Device {
+                channel: target.hbm_channel_of(nc),
+            },
+            nc,
+            category: nrt_hal::abi::MemAllocCategory::MiscDevice,
+        })?;
+        let done = || -> Result<CoreExec> {
+            let page_pa = hal.mem_info(page)?.pa;
+            let mut w = [0u8; 8];
+            w[0..4].copy_from_slice(&nrt_hal::target::udma_regs::Q_SW_CTRL_RESET.to_le_bytes());
+            w[4..8].copy_from_slice(&1u32.to_le_bytes());
+            hal.copy_to_device(page, 0, &w)?;
+            let exec_ring = HostRing::new(
+                hal,
+                QueueRef::new(nc, reserved::HW_EXEC_ENGINE, reserved::HW_EXEC_QUEUE),
+                EXEC_RING,
+            )?;
+            let io_ring = match HostRing::new(
+                hal,
+                QueueRef::new(nc, reserved::HW_EXEC_ENGINE, IO_QUEUE),
+                IO_RING,
+            ) {
+                Ok(r) => r,
+                Err(e) => {
+                    exec_ring.release(hal);
+                    return Err(e);
+                }
+            };
+            let nq = match hal.notification_init(&NqRequest {
+                nc,
+                nq_type: NqType::Notify,
+                engine_index: 0,
+                size: NQ_BYTES,
+                location: MemLocation::Host,
+            }) {
+                Ok(q) => q,
+                Err(e) => {
+                    exec_ring.release(hal);
+                    io_ring.release(hal);
+                    return Err(e.into());
+                }
+            };
+            let reader =
+                NqReader::new(nq.size as usize).map_err(|e| Error::failure(e.to_string()))?;
+            Ok(CoreExec {
+                nc,
+                exec_ring,
+                io_ring,
+                page,
+                page_pa,
+                staged: 0,
+                last_config: None,
+                shadow: vec![0; nq.size as usize],
+                nq,
+                reader,
+                pending: BTreeMap::new(),
+                lost: 0,
+                corrupt: 0,
+            })
+        };
+        done().inspect_err(|_| {
+            let _ = hal.mem_free(page);
+        })
+    }
+
+    /// Frees what [`CoreExec::new`] allocated. The notification queue is the device's (freed by a
+    /// core reset), so it is left alone.
+    pub fn release(self, hal: &dyn Hal) {
+        self.exec_ring.release(hal);
+        self.io_ring.release(hal);
+        let _ = hal.mem_free(self.page);
+    }
+
+    fn word(&self, off: u64) -> DeviceAddr {
+        DeviceAddr::new(self.page_pa.raw() + off)
+    }
+
+    /// Stages one execution of `core` (bind + stage of the module docs) and returns its index
+    /// on this core.
+    #[allow(clippy::too_many_arguments)]
+    pub fn stage(
+        &mut self,
+        hal: &dyn Hal,
+        target: Target,
+        core: &CoreModel,
+        io_pa: &impl Fn(u32) -> Option<DeviceAddr>,
+        caches: &mut [dynring::Cache],
+        config: ([u8; 32], [u8; 32]),
+        model_switch: bool,
+        skip_config: bool,
+    ) -> Result<u64> {
+        let index = self.staged;
+        let completed = hal.semaphore_read(self.nc, reserved::COMPLETION)?.max(0) as u64;
+        if index >= completed + REQ_SLOTS {
+            return Err(Error::new(
+                NrtStatus::QueueFull,
+                format!("{}: {REQ_SLOTS} executions already staged", self.nc),
+            ));
+        }
+        // ---- bind: IO-queue swap descriptors ----
+        let reset = self.word(WORD_RESET);
+        let mut swaps = 0u32;
+        let mut dyn_i = 0;
+        let resolve = |v: u32| core.var_pa.get(&v).copied().or_else(|| io_pa(v));
+        for q in &core.queues {
+            if q.dynamic {
+                let mut key = [0u64; dynring::MAX_KEY];
+                let mut n = 0;
+                for t in &q.pairs {
+                    for l in [t.src, t.dst] {
+                        if let crate::load::dma::Loc::Var { var_id, .. } = l {
+                            if core.io_vars.contains_key(&var_id) {
+                                let pa = io_pa(var_id).ok_or_else(|| {
+                                    Error::failure(format!("IO var {var_id} is not bound"))
+                                })?;
+                                if n < dynring::MAX_KEY && !key[..n].contains(&pa.raw()) {
+                                    key[n] = pa.raw();
+                                    n += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+                let cache = caches
+                    .get_mut(dyn_i)
+                    .ok_or_else(|| Error::failure("dynamic ring cache missing"))?;
+                dyn_i += 1;
+                let e = cache.get(hal, self.nc, q, &key[..n], &resolve, index, completed)?;
+                let w = e.words_pa.raw();
+                for (dir, lo, hi) in [
+                    (
+                        Direction::Tx,
+                        dynring::words::TX_BASE_LO,
+                        dynring::words::TX_BASE_HI,
+                    ),
+                    (
+                        Direction::Rx,
+                        dynring::words::RX_BASE_LO,
+                        dynring::words::RX_BASE_HI,
+                    ),
+                ] {
+                    for (reg, off) in [
+                        (QueueReg::BaseLow, lo),
+                        (QueueReg::BaseHigh, hi),
+                        (QueueReg::Length, dynring::words::LEN),
+                    ] {
+                        let dst = reg_addr(target, q.queue, dir, reg)?;
+                        self.io_ring
+                            .push(hal, DeviceAddr::new(w + off), dst, 4, false)?;
+                        swaps += 1;
+                    }
+                }
+            }
+            for dir in [Direction::Rx, Direction::Tx] {
+                let dst = reg_addr(target, q.queue, dir, QueueReg::SwCtrl)?;
+                self.io_ring.push(hal, reset, dst, 4, false)?;
+                swaps += 1;
+            }
+        }
+        if swaps > MAX_SWAP_PAIRS {
+            return Err(Error::resource(format!(
+                "{}: an execution needs {swaps} IO-queue descriptors, at most {MAX_SWAP_PAIRS}",
+                self.nc
+            )));
+        }
+        // ---- the request ----
+        let (reload, tables) = match (skip_config, self.last_config) {
+            (true, Some((f, t))) => (f != config.0, t != config.1),
+            _ => (true, true),
+        };
+        self.last_config = Some(config);
+        let mut req = DeviceExecRequest::new(model_switch, reload, tables);
+        for e in EngineKind::ALL {
+            if let Some(a) = core.engine_addr[e.index()] {
+                req.set_engine_address(e, a);
+            }
+        }
+        let buf = RequestBuffer {
+            request: req,
+            cc_dma_increment: 0,
+        };
+        let slot = SLOTS_AT + (index % REQ_SLOTS) * SLOT_BYTES;
+        let mut bytes = [0u8; REQUEST_BUFFER_SIZE + 4];
+        bytes[..REQUEST_BUFFER_SIZE].copy_from_slice(&buf.to_bytes());
+        bytes[REQUEST_BUFFER_SIZE..].copy_from_slice(&swaps.to_le_bytes());
+        hal.copy_to_device(self.page, slot, &bytes)?;
+        // ---- the three trigger pairs ----
+        let slot_pa = self.word(slot);
+        let count_pa = self.word(slot + REQUEST_BUFFER_SIZE as u64);
+        let seq_slot = target
+            .seq_addr(self.nc, seq::EXEC_REQUEST)
+            .ok_or_else(|| Error::failure("no sequencer window"))?;
+        let evt = target
+            .event_addr(self.nc, reserved::HW_EXEC_QUEUE_REQUEST_LOAD)
+            .ok_or_else(|| Error::failure("no request-load event"))?;
+        let io = QueueRef::new(self.nc, reserved::HW_EXEC_ENGINE, IO_QUEUE);
+        let rx_tail = target
+            .tail_inc_addr(io, Direction::Rx)
+            .ok_or_else(|| Error::failure("no IO queue"))?;
+        let tx_tail = target
+            .tail_inc_addr(io, Direction::Tx)
+            .ok_or_else(|| Error::failure("no IO queue"))?;
+        self.exec_ring
+            .push(hal, slot_pa, seq_slot, REQUEST_BUFFER_SIZE as u32, false)?;
+        self.exec_ring
+            .push(hal, self.word(WORD_ONE), evt, 4, false)?;
+        self.exec_ring.push(hal, count_pa, rx_tail, 4, false)?;
+        self.exec_ring.push(hal, count_pa, tx_tail, 4, true)?;
+        self.staged += 1;
+        Ok(index)
+    }
+
+    /// Reads every new notification into the pending table.
+    fn harvest(&mut self, hal: &dyn Hal) -> Result<()> {
+        loop {
+            let slot = self.reader.head() as usize * NQ_ENTRY_SIZE;
+            hal.copy_from_device(
+                self.nq.handle,
+                slot as u64,
+                &mut self.shadow[slot..slot + NQ_ENTRY_SIZE],
+            )?;
+            match self.reader.poll(&self.shadow) {
+                Ok(Some(n)) => self
+                    .pending
+                    .entry(n.compute_idx().unwrap_or(u64::MAX))
+                    .or_default()
+                    .push(n),
+                Ok(None) => return Ok(()),
+                Err(NqError::Overflow { lost }) => self.lost += lost as u64,
+                Err(_) => self.corrupt += 1,
+            }
+        }
+    }
+
+    /// The notifications of execution `index`, once its completion entry has been read.
+    pub fn take(&mut self, hal: &dyn Hal, index: u64) -> Result<Option<Vec<Notification>>> {
+        self.harvest(hal)?;
+        let done = self.pending.get(&index).is_some_and(|v| {
+            v.iter()
+                .any(|n| matches!(n, Notification::Completion { .. }))
+        });
+        if done {
+            return Ok(self.pending.remove(&index));
+        }
+        if self.lost > 0 || self.corrupt > 0 {
+            let (lost, corrupt) = (self.lost, self.corrupt);
+            self.lost = 0;
+            self.corrupt = 0;
+            return Err(Error::new(
+                NrtStatus::ExecSwNqOverflow,
+                format!(
+                    "{}: notification queue lost {lost} entries and held {corrupt} unreadable ones; the completion of execution {index} is among them",
+                    self.nc
+                ),
+            ));
+        }
+        Ok(None)
+    }
+}
+
+fn reg_addr(target: Target, q: QueueRef, dir: Direction, reg: QueueReg) -> Result<DeviceAddr> {
+    target
+        .queue_reg_addr(q, dir, reg)
+        .ok_or_else(|| Error::failure(format!("no ring registers for {q}")))
+}
+
+/// The status and message an execution's notifications amount to (our mapping; the hardware's
+/// own error notification format is not public):
+///
+/// | entry | status |
+/// |---|---|
+/// | `HbmUncorrectable` | `NRT_EXEC_HW_ERR_HBM_UE` (1201) |
+/// | `DmaError` | `NRT_EXEC_HW_ERR_DMA_ABORT` (1203) |
+/// | `ExecError` (unknown opcode, malformed or out-of-bounds instruction) | `NRT_EXEC_COMPLETED_WITH_ERR` (1004): the device detected it while executing, so this is an execution result rather than an invalid request |
+/// | `NanProduced` | `NRT_EXEC_COMPLETED_WITH_NUM_ERR` (1003) |
+/// | a faulted completion with no other entry | `NRT_EXEC_COMPLETED_WITH_ERR` |
+///
+/// The most severe wins, in the table's order. `describe` turns an `ExecError`'s device
+/// instruction index into the NEFF's.
+pub fn status_of(
+    entries: &[Notification],
+    describe: &impl Fn(&Notification) -> String,
+) -> Option<Error> {
+    let rank = |n: &Notification| match n {
+        Notification::HbmUncorrectable { .. } => Some((0, NrtStatus::ExecHwErrHbmUe)),
+        Notification::DmaError { .. } => Some((1, NrtStatus::ExecHwErrDmaAbort)),
+        Notification::ExecError { .. } => Some((2, NrtStatus::ExecCompletedWithErr)),
+        Notification::NanProduced { .. } => Some((3, NrtStatus::ExecCompletedWithNumErr)),
+        Notification::Completion { faulted: true, .. } => {
+            Some((4, NrtStatus::ExecCompletedWithErr))
+        }
+        _ => None,
+    };
+    entries
+        .iter()
+        .filter_map(|n| rank(n).map(|r| (r, n)))
+        .min_by_key(|(r, _)| r.0)
+        .map(|((_, status), n)| Error::new(status, describe(n)))
+}
+
+/// Checks the caller's sets and that every tensor can be bound.
+pub(crate) fn validate_sets(
+    model: &crate::runtime::LoadedModel,
+    inputs: &TensorSet,
+    outputs: &TensorSet,
+) -> Result<()> {
+    let m = &model.parsed.model;
+    if inputs.len() != m.inputs.len() {
+        return Err(Error::invalid(format!(
+            "Incorrect number of inputs, expected: {}, received: {}",
+            m.inputs.len(),
+            inputs.len()
+        )));
+    }
+    crate::tensor::check_set("input", inputs, &m.inputs, model.vnc)?;
+    crate::tensor::check_set("output", outputs, &m.outputs, model.vnc)?;
+    if m.subgraphs.iter().any(|k| k.cc_streams > 0) {
+        return Err(Error::invalid(
+            "the model declares collectives streams (cc_streams); this platform has no collectives fabric",
+        ));
+    }
+    Ok(())
+}

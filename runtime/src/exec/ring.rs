@@ -1,0 +1,108 @@
+//! Host-written DMA rings: the hardware exec queue and the IO queue of each core, whose
+//! descriptors the runtime appends per execution (seed 003 §3). A [`HostRing`] tracks the
+//! producer slot and ring-id phase of both rings of its queue and writes each appended pair
+//! straight into ring memory, with no allocation on the way.
+
+use nrt_hal::abi::MemAllocCategory;
+use nrt_hal::hal::{AllocRequest, MemLocation, RingSpec};
+use nrt_hal::udma::{LenCtrlFlags, QueueProducer, RingGeometry, RxDesc, TxDesc, TxMeta, DESC_SIZE};
+use nrt_hal::{DeviceAddr, Hal, MemHandle, QueueRef};
+
+use crate::error::{Error, Result};
+
+/// One host-filled DMA queue.
+#[derive(Debug)]
+pub struct HostRing {
+    /// The hardware queue.
+    pub queue: QueueRef,
+    tx: MemHandle,
+    rx: MemHandle,
+    prod: QueueProducer,
+    count: u32,
+}
+
+impl HostRing {
+    /// Allocates both rings of `queue` (`count` descriptors each) and initialises the queue.
+    pub fn new(hal: &dyn Hal, queue: QueueRef, count: u32) -> Result<HostRing> {
+        let geom = RingGeometry::new(count).map_err(|e| Error::failure(e.to_string()))?;
+        let channel = hal.device_info()?.target.hbm_channel_of(queue.nc);
+        let alloc = |hal: &dyn Hal| {
+            hal.mem_alloc(&AllocRequest {
+                size: geom.byte_size(),
+                align: 0,
+                location: MemLocation::Device { channel },
+                nc: queue.nc,
+                category: MemAllocCategory::DmaRingsDevice,
+            })
+        };
+        let tx = alloc(hal)?;
+        let rx = match alloc(hal) {
+            Ok(h) => h,
+            Err(e) => {
+                let _ = hal.mem_free(tx);
+                return Err(e.into());
+            }
+        };
+        if let Err(e) = hal.dma_queue_init(
+            queue,
+            RingSpec { handle: tx, count },
+            RingSpec { handle: rx, count },
+        ) {
+            let _ = hal.mem_free(tx);
+            let _ = hal.mem_free(rx);
+            return Err(e.into());
+        }
+        Ok(HostRing {
+            queue,
+            tx,
+            rx,
+            prod: QueueProducer::new(geom, geom),
+            count,
+        })
+    }
+
+    /// Descriptors per ring.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// Appends one copy pair of `len` (1..=65536) bytes; `end_of_block` sets `INT_EN` on the RX
+    /// descriptor (the sequencer's end-of-block marker).
+    pub fn push(
+        &mut self,
+        hal: &dyn Hal,
+        src: DeviceAddr,
+        dst: DeviceAddr,
+        len: u32,
+        end_of_block: bool,
+    ) -> Result<()> {
+        let t = self.prod.tx.reserve();
+        let r = self.prod.rx.reserve();
+        let bad = |e: nrt_hal::udma::UdmaError| {
+            Error::failure(format!("building a descriptor for {}: {e}", self.queue))
+        };
+        let tx = TxDesc::new(
+            len as u64,
+            t.ring_id,
+            LenCtrlFlags::FIRST | LenCtrlFlags::LAST,
+            TxMeta::M2M,
+            src,
+        )
+        .map_err(bad)?;
+        let flags = if end_of_block {
+            LenCtrlFlags::INT_EN
+        } else {
+            LenCtrlFlags::empty()
+        };
+        let rx = RxDesc::new(len as u64, r.ring_id, flags, dst).map_err(bad)?;
+        hal.copy_to_device(self.tx, t.index as u64 * DESC_SIZE as u64, &tx.to_bytes())?;
+        hal.copy_to_device(self.rx, r.index as u64 * DESC_SIZE as u64, &rx.to_bytes())?;
+        Ok(())
+    }
+
+    /// Frees the ring memory.
+    pub fn release(self, hal: &dyn Hal) {
+        let _ = hal.mem_free(self.tx);
+        let _ = hal.mem_free(self.rx);
+    }
+}

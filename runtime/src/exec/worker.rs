@@ -1,0 +1,452 @@
+//! The execute path's shared half: staging under the execution unit's funnel, completion, and
+//! the asynchronous mode's per-vcore worker threads (seed 003 §1 async fork, §6).
+//!
+//! Async mode (`NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS` > 0) stages and rings the doorbell
+//! inline — the submit returns a request handle at once — and a worker thread per logical core
+//! waits for each execution in order, harvests its notifications and publishes its result. A
+//! submit finding the in-flight limit reached waits for the worker to retire one (backpressure,
+//! not failure). The seed passes the inverted exec mode (`workers == NULL ? 1 : 0`, so 0 is
+//! async) into its bind stage; here the mode is the [`ExecMode`] enum, whose discriminants keep
+//! that inversion for anyone comparing traces.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use nrt_hal::hal::WaitCondition;
+use nrt_hal::isa::SemCmp;
+use nrt_hal::notify::Notification;
+use nrt_hal::target::reserved;
+use nrt_hal::{Hal, HalError, NcIndex, Target};
+
+use super::{status_of, CoreExec, ExecReport};
+use crate::config::RuntimeConfig;
+use crate::error::{Error, Result};
+use crate::runtime::LoadedModel;
+use crate::status::NrtStatus;
+use crate::tensor::TensorSet;
+use crate::xu::ExecutionUnit;
+
+/// The seed's `kmgr_exec_mode_t`: note the inversion — async is 0, sync is 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecMode {
+    /// `KMGR_EXEC_MODE_ASYNC` (0).
+    Async = 0,
+    /// Synchronous (1).
+    Sync = 1,
+}
+
+/// The most cores a logical core has (LNC=2).
+pub const MAX_VCORE: usize = 2;
+
+/// A staged execution awaiting completion.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ticket {
+    /// Execution-unit sequence id.
+    pub seq_id: u64,
+    /// The vcore's compute index.
+    pub compute_idx: u64,
+    /// (core, its execution index) for each core of the model.
+    pub cores: [(NcIndex, u64); MAX_VCORE],
+    /// How many entries of `cores` are used.
+    pub n: usize,
+}
+
+/// An asynchronous request handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ExecRequest {
+    /// The logical core.
+    pub vnc: u32,
+    /// The execution unit's sequence id.
+    pub seq_id: u64,
+}
+
+#[derive(Default)]
+struct AsyncState {
+    pending: VecDeque<(Arc<LoadedModel>, Ticket)>,
+    results: BTreeMap<u64, Result<ExecReport>>,
+    shutdown: bool,
+}
+
+/// One vcore's async queue and worker.
+#[derive(Default)]
+pub struct AsyncQueue {
+    state: Mutex<AsyncState>,
+    cond: Condvar,
+    worker: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// Everything the execute path shares between API threads and workers.
+pub struct ExecShared {
+    /// The device.
+    pub hal: Arc<dyn Hal>,
+    /// The generation.
+    pub target: Target,
+    /// Settings.
+    pub cfg: RuntimeConfig,
+    /// Per physical core: execution state (created at its first execution).
+    pub cores: Vec<Mutex<Option<CoreExec>>>,
+    /// Per logical core: the execution unit.
+    pub xus: Vec<ExecutionUnit>,
+    /// Per logical core: the async queue.
+    pub queues: Vec<AsyncQueue>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl ExecShared {
+    /// Binds, stages and rings the doorbell of one execution (through the vcore's execution
+    /// unit, which serialises submitters and poisons itself on a staging or doorbell failure).
+    pub fn submit(
+        &self,
+        model: &LoadedModel,
+        inputs: &TensorSet,
+        outputs: &TensorSet,
+    ) -> Result<Ticket> {
+        let v = model.vnc as usize;
+        let xu = &self.xus[v];
+        let mut ticket = Ticket::default();
+        let hal = &*self.hal;
+        let sub = xu.submit(model.id.0, |switch| {
+            let n = model.tpbs.len().min(MAX_VCORE);
+            let cores_guard = lock(&model.cores);
+            let cores = cores_guard.as_ref().ok_or_else(|| {
+                Error::new(NrtStatus::InvalidHandle, "the model is being unloaded")
+            })?;
+            let mut caches = lock(&model.exec.caches);
+            // compute_req_lock: the first core's, then the others in order.
+            let mut guards: [Option<MutexGuard<'_, Option<CoreExec>>>; MAX_VCORE] = [None, None];
+            for (i, g) in guards.iter_mut().enumerate().take(n) {
+                *g = Some(lock(&self.cores[model.tpbs[i].index()]));
+            }
+            for i in 0..n {
+                let nc = model.tpbs[i];
+                let g = guards[i].as_mut().expect("locked above");
+                if g.is_none() {
+                    **g = Some(CoreExec::new(hal, nc)?);
+                }
+                let ce = g.as_mut().expect("created above");
+                let core = &cores[i];
+                let io_pa = |var: u32| {
+                    let io = core.io_vars.get(&var)?;
+                    let set = if io.is_input { inputs } else { outputs };
+                    set.get(&io.name)?.device_addr()
+                };
+                let idx = ce.stage(
+                    hal,
+                    self.target,
+                    core,
+                    &io_pa,
+                    &mut caches[i],
+                    model.exec.config[i],
+                    switch,
+                    self.cfg.skip_config_optimization,
+                )?;
+                ticket.cores[i] = (nc, idx);
+            }
+            ticket.n = n;
+            drop(guards);
+            // Doorbell: every core staged, now one INFERENCE_START increment each.
+            for &(nc, _) in &ticket.cores[..n] {
+                hal.semaphore_increment(nc, reserved::INFERENCE_START, 1)?;
+            }
+            Ok(ticket.cores[0].1)
+        })?;
+        ticket.seq_id = sub.seq_id;
+        ticket.compute_idx = sub.compute_idx;
+        model.exec.in_flight.fetch_add(1, Ordering::SeqCst);
+        Ok(ticket)
+    }
+
+    /// Waits for `ticket` on every core, harvests its notifications and retires it.
+    pub fn complete(&self, model: &LoadedModel, ticket: &Ticket) -> Result<ExecReport> {
+        let result = self.complete_inner(model, ticket);
+        let xu = &self.xus[model.vnc as usize];
+        let status = match &result {
+            Ok(_) => NrtStatus::Success,
+            Err(e) => e.status,
+        };
+        if matches!(
+            status,
+            NrtStatus::Timeout
+                | NrtStatus::ExecHwErrDmaAbort
+                | NrtStatus::ExecHwErrHbmUe
+                | NrtStatus::ExecSwNqOverflow
+                | NrtStatus::HwError
+        ) {
+            // The device needs a reset before this unit can run again.
+            xu.poison();
+        }
+        let _ = xu.complete(ticket.seq_id, status);
+        xu.retire();
+        model.exec.in_flight.fetch_sub(1, Ordering::SeqCst);
+        result
+    }
+
+    fn complete_inner(&self, model: &LoadedModel, ticket: &Ticket) -> Result<ExecReport> {
+        let hal = &*self.hal;
+        let mut report = ExecReport {
+            compute_idx: ticket.compute_idx,
+            seq_id: ticket.seq_id,
+            cycles: Vec::with_capacity(ticket.n),
+        };
+        let mut worst: Option<Error> = None;
+        for (i, &(nc, idx)) in ticket.cores[..ticket.n].iter().enumerate() {
+            let cond = WaitCondition::Semaphore {
+                nc,
+                sem: reserved::COMPLETION,
+                cmp: SemCmp::Ge,
+                value: (idx + 1) as i32,
+            };
+            match hal.wait(&cond, self.cfg.exec_timeout) {
+                Ok(()) => {}
+                Err(HalError::Timeout { .. }) => {
+                    return Err(Error::new(
+                        NrtStatus::Timeout,
+                        format!(
+                            "execution {} of model {} did not complete on {nc} within {:?} (NEURON_RT_EXEC_TIMEOUT)",
+                            ticket.compute_idx, model.id.0, self.cfg.exec_timeout
+                        ),
+                    ))
+                }
+                Err(e) => return Err(e.into()),
+            }
+            let entries = {
+                let mut g = lock(&self.cores[nc.index()]);
+                let ce = g
+                    .as_mut()
+                    .ok_or_else(|| Error::failure("core state vanished"))?;
+                ce.take(hal, idx)?
+            };
+            let Some(entries) = entries else {
+                return Err(Error::new(
+                    NrtStatus::ExecSwNqOverflow,
+                    format!("{nc}: execution {idx} completed but its completion entry is missing"),
+                ));
+            };
+            for n in &entries {
+                if let Notification::Completion { cycles, .. } = n {
+                    report.cycles.push(*cycles);
+                }
+            }
+            let describe = |n: &Notification| describe(model, i, nc, n);
+            if let Some(e) = status_of(&entries, &describe) {
+                if worst
+                    .as_ref()
+                    .is_none_or(|w| severity(e.status) < severity(w.status))
+                {
+                    worst = Some(e);
+                }
+            }
+        }
+        match worst {
+            Some(e) => Err(e),
+            None => Ok(report),
+        }
+    }
+
+    /// The async queue of `vnc`, with its worker started.
+    pub fn async_queue(self: &Arc<Self>, vnc: u32) -> &AsyncQueue {
+        let q = &self.queues[vnc as usize];
+        let mut w = lock(&q.worker);
+        if w.is_none() {
+            lock(&q.state)
+                .pending
+                .reserve(self.cfg.async_max_inflight.max(1) as usize);
+            let shared = Arc::clone(self);
+            *w = Some(
+                std::thread::Builder::new()
+                    .name(format!("nrt-async-vnc{vnc}"))
+                    .spawn(move || shared.worker(vnc))
+                    .expect("spawning an async worker thread"),
+            );
+        }
+        q
+    }
+
+    fn worker(&self, vnc: u32) {
+        let q = &self.queues[vnc as usize];
+        loop {
+            let (model, ticket) = {
+                let mut s = lock(&q.state);
+                loop {
+                    if let Some(front) = s.pending.front() {
+                        break front.clone();
+                    }
+                    if s.shutdown {
+                        return;
+                    }
+                    s = q.cond.wait(s).unwrap_or_else(|p| p.into_inner());
+                }
+            };
+            let r = self.complete(&model, &ticket);
+            let mut s = lock(&q.state);
+            s.pending.pop_front();
+            s.results.insert(ticket.seq_id, r);
+            q.cond.notify_all();
+        }
+    }
+
+    /// Queues a staged async execution for its worker.
+    pub fn enqueue(self: &Arc<Self>, model: Arc<LoadedModel>, ticket: Ticket) {
+        let q = self.async_queue(model.vnc);
+        let mut s = lock(&q.state);
+        s.pending.push_back((model, ticket));
+        q.cond.notify_all();
+    }
+
+    /// Blocks until fewer than the in-flight limit are pending on `vnc`.
+    pub fn backpressure(self: &Arc<Self>, vnc: u32) -> Result<()> {
+        let limit = self.cfg.async_max_inflight.max(1) as u64;
+        let xu = &self.xus[vnc as usize];
+        if xu.in_flight() < limit {
+            return Ok(());
+        }
+        let q = self.async_queue(vnc);
+        let deadline = Instant::now() + self.cfg.exec_timeout;
+        let mut s = lock(&q.state);
+        while xu.in_flight() >= limit {
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::new(
+                    NrtStatus::Timeout,
+                    "no in-flight execution retired in time",
+                ));
+            }
+            s = q
+                .cond
+                .wait_timeout(s, (deadline - now).min(Duration::from_millis(50)))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        Ok(())
+    }
+
+    /// The result of async request `req`, waiting up to `timeout`.
+    pub fn wait(self: &Arc<Self>, req: ExecRequest, timeout: Duration) -> Result<ExecReport> {
+        let q = self.async_queue(req.vnc);
+        let deadline = Instant::now() + timeout;
+        let mut s = lock(&q.state);
+        loop {
+            if let Some(r) = s.results.remove(&req.seq_id) {
+                return r;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::new(
+                    NrtStatus::Timeout,
+                    format!(
+                        "async request {:#x} not complete after {timeout:?}",
+                        req.seq_id
+                    ),
+                ));
+            }
+            s = q
+                .cond
+                .wait_timeout(s, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// The result of `req` if it is complete.
+    pub fn poll(self: &Arc<Self>, req: ExecRequest) -> Option<Result<ExecReport>> {
+        let q = self.async_queue(req.vnc);
+        lock(&q.state).results.remove(&req.seq_id)
+    }
+
+    /// Stops and joins every worker.
+    pub fn shutdown(&self) {
+        for q in &self.queues {
+            lock(&q.state).shutdown = true;
+            q.cond.notify_all();
+            if let Some(h) = lock(&q.worker).take() {
+                let _ = h.join();
+            }
+        }
+        for xu in &self.xus {
+            xu.close();
+        }
+    }
+}
+
+fn severity(s: NrtStatus) -> u32 {
+    match s {
+        NrtStatus::ExecHwErrHbmUe => 0,
+        NrtStatus::ExecHwErrDmaAbort => 1,
+        NrtStatus::ExecCompletedWithErr => 2,
+        NrtStatus::ExecCompletedWithNumErr => 3,
+        _ => 4,
+    }
+}
+
+/// A message naming what an error entry reports, in NEFF terms.
+fn describe(model: &LoadedModel, sg: usize, nc: NcIndex, n: &Notification) -> String {
+    let cores = lock(&model.cores);
+    let core = cores.as_ref().and_then(|c| c.get(sg));
+    match *n {
+        Notification::ExecError {
+            engine,
+            compute_idx,
+            instruction_index,
+            opcode,
+            fault,
+            ..
+        } => {
+            let neff_ip = core
+                .map(|c| c.patches[engine.index()].device_to_neff(instruction_index as u32))
+                .unwrap_or(instruction_index as u32);
+            let bin = model
+                .parsed
+                .model
+                .subgraphs
+                .get(sg)
+                .and_then(|k| k.engine(engine))
+                .map(|p| p.bin_member.clone())
+                .unwrap_or_default();
+            let why = core
+                .and_then(|c| {
+                    c.unsupported_triggers
+                        .iter()
+                        .find(|(e, ip, _)| *e == engine && *ip == neff_ip)
+                        .map(|t| format!(" — {}", t.2))
+                })
+                .unwrap_or_default();
+            format!(
+                "execution {compute_idx} on {nc}: engine {engine} stopped at instruction {instruction_index} (NEFF instruction {neff_ip} of {bin}): {fault:?}, opcode {opcode:#04x}{why}"
+            )
+        }
+        Notification::DmaError {
+            engine,
+            queue,
+            descriptor_index,
+            address,
+            fault,
+            compute_idx,
+            ..
+        } => format!(
+            "execution {compute_idx} on {nc}: DMA queue {engine}.{queue} aborted at descriptor {descriptor_index} (buffer {address}): {fault:?}"
+        ),
+        Notification::HbmUncorrectable {
+            address,
+            compute_idx,
+            ..
+        } => format!("execution {compute_idx} on {nc}: uncorrectable HBM error at {address}"),
+        Notification::NanProduced {
+            engine,
+            instruction_index,
+            compute_idx,
+            ..
+        } => format!(
+            "execution {compute_idx} on {nc}: engine {engine} produced NaN at instruction {instruction_index}"
+        ),
+        Notification::Completion { compute_idx, .. } => {
+            format!("execution {compute_idx} on {nc} completed with an error")
+        }
+        ref other => format!("{other:?}"),
+    }
+}
