@@ -15,6 +15,7 @@
 //! | [`tensor`] | tensors (device/host/virtual) and name-keyed tensor sets | 001 §2 |
 //! | [`xu`] | the per-vcore execution unit: submit funnel, lock-free completion ring, seq ids | 003 §4/§6–§8 |
 //! | [`exec`] | the execute path: bind, stage, doorbell, complete, async workers | 001, 003 |
+//! | [`nrt`] | the `nrt.h`-shaped lifecycle guard (`NRT_UNINITIALIZED`, `NRT_CLOSED`) | 003 §1 |
 //! | [`runtime`] | init, load orchestration (S0–S5), the registry, unload | 000 |
 //!
 //! The runtime sees a device only through the HAL; it never asks which backend it runs on.
@@ -26,6 +27,7 @@ pub mod kbin;
 pub mod load;
 pub mod manifest;
 pub mod neff;
+pub mod nrt;
 pub mod runtime;
 pub mod status;
 pub mod tensor;

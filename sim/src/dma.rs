@@ -457,7 +457,9 @@ impl Device {
             });
         };
         let index = tx.cursor.index();
-        if self.faults.abort_queues.contains(&q) {
+        if let Some(i) = self.faults.abort_queues.iter().position(|x| *x == q) {
+            // One-shot: the queue aborts the first time it processes a descriptor.
+            self.faults.abort_queues.remove(i);
             return Err(PairFault {
                 fault: DmaFault::Aborted,
                 index,

@@ -163,6 +163,12 @@ impl Sim {
         })
     }
 
+    /// Marks a device byte as holding an uncorrectable HBM error from now on (fault injection
+    /// at run time; [`crate::FaultPlan::hbm_uncorrectable`] does the same at construction).
+    pub fn inject_hbm_uncorrectable(&self, addr: nrt_hal::DeviceAddr) {
+        self.lock().mem.poison(addr);
+    }
+
     /// Reads on-chip SBUF bytes of core `nc` (for tests and tools).
     pub fn read_sbuf(
         &self,

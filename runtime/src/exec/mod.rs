@@ -51,7 +51,7 @@ use ring::HostRing;
 /// Descriptors in each core's hardware exec queue (4 per execution).
 pub const EXEC_RING: u32 = 1024;
 /// Descriptors in each core's IO queue.
-pub const IO_RING: u32 = 16384;
+pub const IO_RING: u32 = 65536;
 /// Request slots per core: the most executions a core may have staged and not yet started.
 pub const REQ_SLOTS: u64 = 64;
 /// Bytes of each core's notification queue (2048 entries).
@@ -202,6 +202,17 @@ impl CoreExec {
             ));
         }
         // ---- bind: IO-queue swap descriptors ----
+        let needed: u32 = core
+            .queues
+            .iter()
+            .map(|q| if q.dynamic { 8 } else { 2 })
+            .sum();
+        if needed > MAX_SWAP_PAIRS {
+            return Err(Error::resource(format!(
+                "{}: an execution needs {needed} IO-queue descriptors, at most {MAX_SWAP_PAIRS}",
+                self.nc
+            )));
+        }
         let reset = self.word(WORD_RESET);
         let mut swaps = 0u32;
         let mut dyn_i = 0;
@@ -261,12 +272,7 @@ impl CoreExec {
                 swaps += 1;
             }
         }
-        if swaps > MAX_SWAP_PAIRS {
-            return Err(Error::resource(format!(
-                "{}: an execution needs {swaps} IO-queue descriptors, at most {MAX_SWAP_PAIRS}",
-                self.nc
-            )));
-        }
+        debug_assert_eq!(swaps, needed);
         // ---- the request ----
         let (reload, tables) = match (skip_config, self.last_config) {
             (true, Some((f, t))) => (f != config.0, t != config.1),
