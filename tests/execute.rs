@@ -109,13 +109,15 @@ fn host_tensors_are_staged_in_sync_mode_and_refused_in_async_mode() {
 fn two_runs_are_byte_identical_in_outputs_and_cycles() {
     let m = zoo::build("mlp2", Target::Trn2).unwrap();
     let run = || {
-        let b = bench(Target::Trn2, RuntimeConfig::default(), FaultPlan::none());
+        let sim = Arc::new(Sim::new(SimConfig::new(Target::Trn2).with_timeline()));
+        let rt = Runtime::new(sim.clone() as Arc<dyn Hal>, RuntimeConfig::default()).unwrap();
+        let b = Bench { sim, rt };
         let id = b.rt.load(&m.neff, -1).unwrap();
         let inputs = m.generate_inputs(GOLDEN_SEED);
         let (ins, outs) = sets(&b, id, &m, &inputs, Placement::Device);
         let r1 = b.rt.execute(id, &ins, &outs).unwrap();
         let r2 = b.rt.execute(id, &ins, &outs).unwrap();
-        (outputs(&m, &outs), r1.cycles, r2.cycles)
+        (outputs(&m, &outs), r1.cycles, r2.cycles, b.sim.timeline_json())
     };
     assert_eq!(run(), run());
 }
