@@ -430,48 +430,54 @@ fn run_mlp(dev: &Dev, model: &Mlp, runs: &[(bool, bool)]) -> (Vec<u8>, Vec<Notif
             ],
         );
     }
-    let mut n_in = 0;
-    for k in 0..K as u32 {
-        n_in += qin.push(
-            dev,
-            M2mCopy::new(
-                dev.pa(w).checked_add(k as u64 * (M as u64 * 4)).unwrap(),
-                sb(k, w_off),
-                M as u64 * 4,
-            ),
-        );
-        n_in += qin.push(
-            dev,
-            M2mCopy::new(
-                dev.pa(x).checked_add(k as u64 * (N as u64 * 4)).unwrap(),
-                sb(k, x_off),
-                N as u64 * 4,
-            ),
-        );
-    }
-    for m in 0..M as u32 {
-        n_in += qin.push(
-            dev,
-            M2mCopy::new(
-                dev.pa(b).checked_add(m as u64 * 4).unwrap(),
-                sb(m, b_off),
-                4,
-            ),
-        );
-    }
-    n_in += qin.poke(dev, one, inc(2));
-    let mut n_out = 0;
-    for m in 0..M as u32 {
-        n_out += qout.push(
-            dev,
-            M2mCopy::new(
-                sb(m, o_off),
-                dev.pa(out).checked_add(m as u64 * (N as u64 * 4)).unwrap(),
-                N as u64 * 4,
-            ),
-        );
-    }
-    n_out += qout.poke(dev, one, inc(4));
+    // Stages one execution's IO descriptors on both queues (rows into partitions and a
+    // semaphore poke; results back to HBM and a poke). Called again before each execution.
+    let stage_io = |qin: &mut Queue, qout: &mut Queue| -> (u32, u32) {
+        let mut n_in = 0;
+        for k in 0..K as u32 {
+            n_in += qin.push(
+                dev,
+                M2mCopy::new(
+                    dev.pa(w).checked_add(k as u64 * (M as u64 * 4)).unwrap(),
+                    sb(k, w_off),
+                    M as u64 * 4,
+                ),
+            );
+            n_in += qin.push(
+                dev,
+                M2mCopy::new(
+                    dev.pa(x).checked_add(k as u64 * (N as u64 * 4)).unwrap(),
+                    sb(k, x_off),
+                    N as u64 * 4,
+                ),
+            );
+        }
+        for m in 0..M as u32 {
+            n_in += qin.push(
+                dev,
+                M2mCopy::new(
+                    dev.pa(b).checked_add(m as u64 * 4).unwrap(),
+                    sb(m, b_off),
+                    4,
+                ),
+            );
+        }
+        n_in += qin.poke(dev, one, inc(2));
+        let mut n_out = 0;
+        for m in 0..M as u32 {
+            n_out += qout.push(
+                dev,
+                M2mCopy::new(
+                    sb(m, o_off),
+                    dev.pa(out).checked_add(m as u64 * (N as u64 * 4)).unwrap(),
+                    N as u64 * 4,
+                ),
+            );
+        }
+        n_out += qout.poke(dev, one, inc(4));
+        (n_in, n_out)
+    };
+    let (n_in, n_out) = stage_io(&mut qin, &mut qout);
     let sp_prog = dev.program(
         NC0,
         &[
@@ -542,50 +548,7 @@ fn run_mlp(dev: &Dev, model: &Mlp, runs: &[(bool, bool)]) -> (Vec<u8>, Vec<Notif
         entries.extend(exec.wait(dev));
         if i + 1 < runs.len() {
             // Stage the same IO descriptors again for the next execution.
-            let mut again_in = 0;
-            for k in 0..K as u32 {
-                again_in += qin.push(
-                    dev,
-                    M2mCopy::new(
-                        dev.pa(w).checked_add(k as u64 * (M as u64 * 4)).unwrap(),
-                        sb(k, w_off),
-                        M as u64 * 4,
-                    ),
-                );
-                again_in += qin.push(
-                    dev,
-                    M2mCopy::new(
-                        dev.pa(x).checked_add(k as u64 * (N as u64 * 4)).unwrap(),
-                        sb(k, x_off),
-                        N as u64 * 4,
-                    ),
-                );
-            }
-            for m in 0..M as u32 {
-                again_in += qin.push(
-                    dev,
-                    M2mCopy::new(
-                        dev.pa(b).checked_add(m as u64 * 4).unwrap(),
-                        sb(m, b_off),
-                        4,
-                    ),
-                );
-            }
-            again_in += qin.poke(dev, one, inc(2));
-            assert_eq!(again_in, n_in);
-            let mut again_out = 0;
-            for m in 0..M as u32 {
-                again_out += qout.push(
-                    dev,
-                    M2mCopy::new(
-                        sb(m, o_off),
-                        dev.pa(out).checked_add(m as u64 * (N as u64 * 4)).unwrap(),
-                        N as u64 * 4,
-                    ),
-                );
-            }
-            again_out += qout.poke(dev, one, inc(4));
-            assert_eq!(again_out, n_out);
+            assert_eq!(stage_io(&mut qin, &mut qout), (n_in, n_out));
         }
     }
     (dev.read(out, 0, M * N * 4), entries)
