@@ -1,6 +1,7 @@
 //! The `nrt-emu` command line.
 
 mod inspect;
+mod run;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,7 +18,7 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, ValueEnum)]
 enum TargetArg {
     Trn1,
     Trn2,
@@ -34,6 +35,9 @@ impl From<TargetArg> for Target {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Load a NEFF, execute it on the device and report its outputs (name, dtype, shape,
+    /// checksum), cycles per core and host wall time.
+    Run(run::RunArgs),
     /// Print a device generation's tables: cores, engines, HBM, SBUF/PSUM, MMIO map, clocks.
     Target {
         /// The generation.
@@ -83,6 +87,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
+        Command::Run(args) => run::command(args).map_err(|e| e.to_string()),
         Command::Target { target, json } => {
             let t = Target::from(target);
             if json {

@@ -117,7 +117,12 @@ fn two_runs_are_byte_identical_in_outputs_and_cycles() {
         let (ins, outs) = sets(&b, id, &m, &inputs, Placement::Device);
         let r1 = b.rt.execute(id, &ins, &outs).unwrap();
         let r2 = b.rt.execute(id, &ins, &outs).unwrap();
-        (outputs(&m, &outs), r1.cycles, r2.cycles, b.sim.timeline_json())
+        (
+            outputs(&m, &outs),
+            r1.cycles,
+            r2.cycles,
+            b.sim.timeline_json(),
+        )
     };
     assert_eq!(run(), run());
 }
