@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nrt_runtime::xu::{
     seq_id, seq_index, seq_xu_id, ExecutionUnit, SlotState, Submitted, SEQ_NUM_MAX,
@@ -381,14 +381,32 @@ fn concurrent_producers_and_harvester() {
     let xu = Arc::new(ExecutionUnit::new(9, 64));
     let stage_calls = Arc::new(AtomicU64::new(0));
     let next_compute = Arc::new(AtomicU64::new(0));
+    // A broken ring must fail this test, not hang it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let give_up = Arc::new(AtomicBool::new(false));
 
     let harvester = {
         let xu = Arc::clone(&xu);
+        let give_up = Arc::clone(&give_up);
         thread::spawn(move || {
+            // If this thread panics, tell the producers so they stop waiting for space.
+            struct Flag(Arc<AtomicBool>);
+            impl Drop for Flag {
+                fn drop(&mut self) {
+                    if thread::panicking() {
+                        self.0.store(true, Ordering::SeqCst);
+                    }
+                }
+            }
+            let _flag = Flag(give_up);
             let mut next = 0u64; // next position to complete
             let mut retired = 0u64;
             let mut round = 0u64;
             while retired < TOTAL {
+                assert!(
+                    Instant::now() < deadline,
+                    "harvester stuck at {retired}/{TOTAL}"
+                );
                 let tail = xu.scheduled_tail();
                 // Complete in a scrambled order: odd positions of each batch first.
                 let batch: Vec<u64> = (next..tail).collect();
@@ -417,6 +435,7 @@ fn concurrent_producers_and_harvester() {
             let xu = Arc::clone(&xu);
             let stage_calls = Arc::clone(&stage_calls);
             let next_compute = Arc::clone(&next_compute);
+            let give_up = Arc::clone(&give_up);
             thread::spawn(move || {
                 let mut ids = Vec::with_capacity(PER);
                 let mut backoff = 0u32;
@@ -431,6 +450,10 @@ fn concurrent_producers_and_harvester() {
                         }
                         Err(e) => {
                             assert_eq!(e.status, NrtStatus::QueueFull);
+                            assert!(
+                                !give_up.load(Ordering::SeqCst) && Instant::now() < deadline,
+                                "producer starved: the harvester died or the ring stalled"
+                            );
                             backoff = (backoff + 1).min(6);
                             if backoff < 6 {
                                 thread::yield_now();
