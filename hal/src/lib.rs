@@ -15,6 +15,7 @@
 //! | [`isa`] | the platform's engine instruction encoding (64-byte records), encoder, decoder, disassembler | DESIGN §5; neff-isa-nrt.md §8, §11.3 |
 //! | [`notify`] | the notification-queue entry format (ours; the driver defines none) | driver-abi.md §5 |
 //! | [`hal`] | the [`Hal`] trait every backend implements, and its error type | DESIGN §2 |
+//! | `driver` | the driver backend: `DriverHal` over `/dev/neuronN` through an injectable syscall layer (feature `driver`) | driver-abi.md §1–§9, appendix |
 //!
 //! Conventions: all wire integers are little-endian; no raw `u64` address crosses an API (see
 //! [`addr`]); validation of caller input lives in the runtime, and [`HalError`] carries only what a
@@ -24,6 +25,8 @@
 
 pub mod abi;
 pub mod addr;
+#[cfg(feature = "driver")]
+pub mod driver;
 pub mod dtype;
 pub mod exec_request;
 pub mod hal;

@@ -17,6 +17,7 @@
 //! | `sched` | the discrete-event scheduler |
 //! | [`timeline`] | spans and Chrome/Perfetto export |
 //! | [`faults`] | the fault plan |
+//! | [`kabi`] | the kernel driver's ioctl/mmap ABI answered in-process on top of [`Sim`]s (`EmulatedDriver`), for running the driver backend against the simulator |
 //! | [`testkit`] | helpers that drive the device through the HAL without the runtime (tests, benches) |
 //!
 //! Determinism: there is no background thread, time advances only inside [`nrt_hal::Hal::wait`],
@@ -29,6 +30,7 @@ mod device;
 mod dma;
 mod engine;
 pub mod faults;
+pub mod kabi;
 pub mod memory;
 mod sched;
 mod sequencer;

@@ -134,6 +134,30 @@ impl Sim {
             .map_or(0, |c| c.dropped_notifications)
     }
 
+    /// Runs at most `max_events` pending wake-ups (fewer if the device runs out of work) and
+    /// returns how many ran. For backends that let the device run by itself between host calls
+    /// (the kernel-ABI emulation, [`crate::kabi`]); the HAL's own time advance is [`Hal::wait`].
+    pub fn advance(&self, max_events: usize) -> usize {
+        let ran = {
+            let mut d = self.lock();
+            let mut n = 0;
+            while n < max_events && d.step() {
+                n += 1;
+            }
+            n
+        };
+        if ran > 0 {
+            self.changed.notify_all();
+        }
+        ran
+    }
+
+    /// The live allocation containing device address `addr` and the offset of `addr` inside
+    /// it (the lookup the driver's `mmap` does with its offset, ABI §6).
+    pub fn lookup(&self, addr: nrt_hal::DeviceAddr) -> Option<(MemHandle, u64)> {
+        self.lock().mem.lookup(addr)
+    }
+
     /// Runs the device until it has nothing left to do; returns the cycle reached.
     pub fn run_until_idle(&self) -> u64 {
         let mut d = self.lock();
