@@ -34,6 +34,8 @@ pub struct Sim {
     target: Target,
     dev: Mutex<Device>,
     changed: Condvar,
+    /// Threads sleeping in `wait` (so state changes notify only when someone listens).
+    sleepers: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for Sim {
@@ -56,6 +58,7 @@ impl Sim {
             target: cfg.target,
             dev: Mutex::new(Device::new(&cfg)),
             changed: Condvar::new(),
+            sleepers: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -72,8 +75,14 @@ impl Sim {
 
     fn mutate<T>(&self, f: impl FnOnce(&mut Device) -> HalResult<T>) -> HalResult<T> {
         let r = f(&mut self.lock());
-        self.changed.notify_all();
+        self.notify();
         r
+    }
+
+    fn notify(&self) {
+        if self.sleepers.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            self.changed.notify_all();
+        }
     }
 
     fn check_nc(&self, op: &'static str, nc: NcIndex) -> HalResult<()> {
@@ -147,7 +156,7 @@ impl Sim {
             n
         };
         if ran > 0 {
-            self.changed.notify_all();
+            self.notify();
         }
         ran
     }
@@ -160,9 +169,13 @@ impl Sim {
 
     /// Runs the device until it has nothing left to do; returns the cycle reached.
     pub fn run_until_idle(&self) -> u64 {
-        let mut d = self.lock();
-        while d.step() {}
-        d.now
+        let now = {
+            let mut d = self.lock();
+            while d.step() {}
+            d.now
+        };
+        self.notify();
+        now
     }
 
     /// Stores a 4-byte value at a device address through the device's one store path, exactly
@@ -453,13 +466,22 @@ impl Hal for Sim {
         }
         let deadline = Instant::now() + timeout;
         let mut d = self.lock();
+        let mut steps = 0u32;
         loop {
             if Self::condition_holds(&mut d, cond)? {
                 drop(d);
-                self.changed.notify_all();
+                self.notify();
                 return Ok(());
             }
             if d.step() {
+                steps = steps.wrapping_add(1);
+                if steps % 1024 == 0 {
+                    // Let other threads' HAL calls in during a long run (they are stamped with
+                    // the device's current cycle, as any arrival is).
+                    drop(d);
+                    std::thread::yield_now();
+                    d = self.lock();
+                }
                 continue;
             }
             let now = Instant::now();
@@ -469,11 +491,15 @@ impl Hal for Sim {
                     waited: timeout,
                 });
             }
+            self.sleepers
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             d = self
                 .changed
                 .wait_timeout(d, deadline - now)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
+            self.sleepers
+                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         }
     }
 

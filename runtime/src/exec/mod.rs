@@ -220,21 +220,11 @@ impl CoreExec {
         for q in &core.queues {
             if q.dynamic {
                 let mut key = [0u64; dynring::MAX_KEY];
-                let mut n = 0;
-                for t in &q.pairs {
-                    for l in [t.src, t.dst] {
-                        if let crate::load::dma::Loc::Var { var_id, .. } = l {
-                            if core.io_vars.contains_key(&var_id) {
-                                let pa = io_pa(var_id).ok_or_else(|| {
-                                    Error::failure(format!("IO var {var_id} is not bound"))
-                                })?;
-                                if n < dynring::MAX_KEY && !key[..n].contains(&pa.raw()) {
-                                    key[n] = pa.raw();
-                                    n += 1;
-                                }
-                            }
-                        }
-                    }
+                let n = q.io_vars.len().min(dynring::MAX_KEY);
+                for (k, &var) in key.iter_mut().zip(&q.io_vars) {
+                    *k = io_pa(var)
+                        .ok_or_else(|| Error::failure(format!("IO var {var} is not bound")))?
+                        .raw();
                 }
                 let cache = caches
                     .get_mut(dyn_i)

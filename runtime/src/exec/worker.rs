@@ -256,7 +256,9 @@ impl ExecShared {
         if w.is_none() {
             lock(&q.state)
                 .pending
-                .reserve(self.cfg.async_max_inflight.max(1) as usize);
+                .reserve(self.cfg.async_max_inflight.max(1) as usize + 1);
+            // +1: a retire frees a slot just before the worker pops its entry, so a submitter
+            // can push while the finished entry is still queued.
             let shared = Arc::clone(self);
             *w = Some(
                 std::thread::Builder::new()

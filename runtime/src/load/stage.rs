@@ -71,6 +71,9 @@ pub struct HwQueue {
     pub pairs: Vec<PairTemplate>,
     /// Whether any pair touches an input or output var (resolved per execution).
     pub dynamic: bool,
+    /// The distinct input/output vars the pairs touch, in first-use order (the key of the
+    /// dynamic-ring cache).
+    pub io_vars: Vec<u32>,
 }
 
 /// The per-core model record (one per subgraph).
@@ -455,7 +458,7 @@ fn stage_into(st: &mut Staging<'_>, target: Target, kbin: &Kbin) -> Result<()> {
             let tx = st.alloc(bytes, 0, MemAllocCategory::DmaRingsDevice, "a TX ring")?;
             let rx = st.alloc(bytes, 0, MemAllocCategory::DmaRingsDevice, "an RX ring")?;
             let dynamic = p.iter().any(|t| t.touches(&is_io));
-            let hq = HwQueue {
+            let mut hq = HwQueue {
                 set: set_name.clone(),
                 queue: *q,
                 tx,
@@ -463,7 +466,9 @@ fn stage_into(st: &mut Staging<'_>, target: Target, kbin: &Kbin) -> Result<()> {
                 ring_len,
                 pairs: p,
                 dynamic,
+                io_vars: Vec::new(),
             };
+            hq.io_vars = crate::exec::dynring::io_vars(&hq, &is_io);
             if !dynamic {
                 let var_pa = &st.model.var_pa;
                 write_ring(st.hal, &hq, &|v| var_pa.get(&v).copied())?;

@@ -1,0 +1,508 @@
+//! The execute path's hot spots, on the simulator:
+//!
+//! - `async_submit`: the cost of one `execute_async` call alone (goal < 1 µs). The executions
+//!   are waited for in batches outside the timed region (`iter_custom`). Two HALs:
+//!   - `sim`: the simulator itself. A submit's HAL calls (descriptor and request copies, one
+//!     completion-count read per core, the doorbell) run in the simulator under its device
+//!     mutex, each state-changing call also waking the simulator's condition variable; the
+//!     worker's `wait` is held back during the timed region so it does not run the device
+//!     (and hold that mutex) while the submits are timed.
+//!   - `noop`: the same runtime, but copies and doorbells are only recorded (a `memcpy` into a
+//!     preallocated log under an uncontended mutex) and replayed into the simulator after the
+//!     timed region; `semaphore_read` still reads the simulator. This is the runtime's share.
+//! - `sync_round_trip`: one sync `execute` (bind, stage, doorbell, simulate, harvest) of the
+//!   smallest zoo model, `transpose` (x: f32[64, 32], 8 KiB in and out), and of `add`
+//!   (a, b: f32[128, 512], 256 KiB each; out 256 KiB) — goal < 10 µs.
+//! - `mlp2`: executions per second of `mlp2` (trn1), sync, and async with 8 in flight.
+//!
+//! Each group ends with a `summary:` line measured directly, so the figures are in the output,
+//! not only in criterion's report.
+
+use std::collections::VecDeque;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use nrt_emu::hal::hal::{
+    AllocRequest, CoreMemUsage, DeviceInfo, Mapping, MemInfo, NotificationQueue, NqRequest,
+    QueueState, RingSpec, WaitCondition,
+};
+use nrt_emu::hal::{EventId, Hal, HalResult, MemHandle, NcIndex, QueueRef, SemaphoreId, Target};
+use nrt_emu::runtime::config::RuntimeConfig;
+use nrt_emu::runtime::exec::worker::ExecRequest;
+use nrt_emu::runtime::tensor::{Placement, TensorSet};
+use nrt_emu::runtime::{ModelId, Runtime};
+use nrt_emu::sim::{Sim, SimConfig};
+use nrt_fixtures::{zoo, ZooModel, GOLDEN_SEED};
+
+const WAIT: Duration = Duration::from_secs(30);
+/// Submits timed back to back before the batch is waited for (≤ 64: the request slots).
+const BATCH: u64 = 32;
+
+// ---------------------------------------------------------------------------------------------
+// A HAL over the simulator that can hold back waits and record copies and doorbells.
+// ---------------------------------------------------------------------------------------------
+
+/// Largest copy the record mode keeps (descriptors are 16 bytes, exec requests 56).
+const MAX_RECORDED_COPY: usize = 64;
+
+enum Op {
+    Copy {
+        handle: MemHandle,
+        offset: u64,
+        len: usize,
+        data: [u8; MAX_RECORDED_COPY],
+    },
+    Increment {
+        nc: NcIndex,
+        sem: SemaphoreId,
+        amount: u32,
+    },
+}
+
+struct BenchHal {
+    inner: Arc<Sim>,
+    /// While true, `wait` blocks before reaching the simulator.
+    held: Mutex<bool>,
+    released: Condvar,
+    /// While true, `copy_to_device` and `semaphore_increment` are recorded, not performed.
+    recording: AtomicBool,
+    log: Mutex<Vec<Op>>,
+}
+
+impl BenchHal {
+    fn new(target: Target) -> Arc<Self> {
+        Arc::new(BenchHal {
+            inner: Arc::new(Sim::new(SimConfig::new(target))),
+            held: Mutex::new(false),
+            released: Condvar::new(),
+            recording: AtomicBool::new(false),
+            log: Mutex::new(Vec::with_capacity(1 << 16)),
+        })
+    }
+
+    /// Holds back (`true`) or lets through (`false`) every `wait`.
+    fn hold(&self, on: bool) {
+        *self.held.lock().unwrap() = on;
+        if !on {
+            self.released.notify_all();
+        }
+    }
+
+    fn record(&self, on: bool) {
+        self.recording.store(on, Ordering::SeqCst);
+    }
+
+    /// Performs every recorded call on the simulator, in order.
+    fn replay(&self) {
+        let mut log = self.log.lock().unwrap();
+        for op in log.drain(..) {
+            match op {
+                Op::Copy {
+                    handle,
+                    offset,
+                    len,
+                    data,
+                } => self
+                    .inner
+                    .copy_to_device(handle, offset, &data[..len])
+                    .unwrap(),
+                Op::Increment { nc, sem, amount } => {
+                    self.inner.semaphore_increment(nc, sem, amount).unwrap()
+                }
+            }
+        }
+    }
+}
+
+impl Hal for BenchHal {
+    fn device_info(&self) -> HalResult<DeviceInfo> {
+        self.inner.device_info()
+    }
+    fn mem_alloc(&self, req: &AllocRequest) -> HalResult<MemHandle> {
+        self.inner.mem_alloc(req)
+    }
+    fn mem_free(&self, handle: MemHandle) -> HalResult<()> {
+        self.inner.mem_free(handle)
+    }
+    fn mem_info(&self, handle: MemHandle) -> HalResult<MemInfo> {
+        self.inner.mem_info(handle)
+    }
+    fn copy_to_device(&self, handle: MemHandle, offset: u64, src: &[u8]) -> HalResult<()> {
+        if self.recording.load(Ordering::Relaxed) {
+            assert!(src.len() <= MAX_RECORDED_COPY, "a {}-byte copy", src.len());
+            let mut data = [0u8; MAX_RECORDED_COPY];
+            data[..src.len()].copy_from_slice(src);
+            self.log.lock().unwrap().push(Op::Copy {
+                handle,
+                offset,
+                len: src.len(),
+                data,
+            });
+            return Ok(());
+        }
+        self.inner.copy_to_device(handle, offset, src)
+    }
+    fn copy_from_device(&self, handle: MemHandle, offset: u64, dst: &mut [u8]) -> HalResult<()> {
+        self.inner.copy_from_device(handle, offset, dst)
+    }
+    fn memset(&self, handle: MemHandle, offset: u64, value: u8, size: u64) -> HalResult<()> {
+        self.inner.memset(handle, offset, value, size)
+    }
+    unsafe fn map(&self, handle: MemHandle) -> HalResult<Mapping> {
+        // SAFETY: the caller upholds `Hal::map`'s contract; we only forward.
+        unsafe { self.inner.map(handle) }
+    }
+    unsafe fn unmap(&self, mapping: Mapping) -> HalResult<()> {
+        // SAFETY: the mapping came from `map` above, i.e. from `inner`.
+        unsafe { self.inner.unmap(mapping) }
+    }
+    fn dma_queue_init(&self, queue: QueueRef, tx: RingSpec, rx: RingSpec) -> HalResult<()> {
+        self.inner.dma_queue_init(queue, tx, rx)
+    }
+    fn dma_queue_copy_start(&self, queue: QueueRef, tx_count: u32, rx_count: u32) -> HalResult<()> {
+        self.inner.dma_queue_copy_start(queue, tx_count, rx_count)
+    }
+    fn dma_queue_state(&self, queue: QueueRef) -> HalResult<QueueState> {
+        self.inner.dma_queue_state(queue)
+    }
+    fn semaphore_read(&self, nc: NcIndex, sem: SemaphoreId) -> HalResult<i32> {
+        self.inner.semaphore_read(nc, sem)
+    }
+    fn semaphore_write(&self, nc: NcIndex, sem: SemaphoreId, value: i32) -> HalResult<()> {
+        self.inner.semaphore_write(nc, sem, value)
+    }
+    fn semaphore_increment(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
+        if self.recording.load(Ordering::Relaxed) {
+            self.log
+                .lock()
+                .unwrap()
+                .push(Op::Increment { nc, sem, amount });
+            return Ok(());
+        }
+        self.inner.semaphore_increment(nc, sem, amount)
+    }
+    fn semaphore_decrement(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
+        self.inner.semaphore_decrement(nc, sem, amount)
+    }
+    fn event_set(&self, nc: NcIndex, event: EventId, value: u32) -> HalResult<()> {
+        self.inner.event_set(nc, event, value)
+    }
+    fn event_get(&self, nc: NcIndex, event: EventId) -> HalResult<u32> {
+        self.inner.event_get(nc, event)
+    }
+    fn notification_init(&self, req: &NqRequest) -> HalResult<NotificationQueue> {
+        self.inner.notification_init(req)
+    }
+    fn nc_reset(&self, nc_mask: u32) -> HalResult<()> {
+        self.inner.nc_reset(nc_mask)
+    }
+    fn wait(&self, cond: &WaitCondition, timeout: Duration) -> HalResult<()> {
+        {
+            let mut held = self.held.lock().unwrap();
+            while *held {
+                held = self.released.wait(held).unwrap();
+            }
+        }
+        self.inner.wait(cond, timeout)
+    }
+    fn memory_usage(&self, nc: NcIndex) -> HalResult<CoreMemUsage> {
+        self.inner.memory_usage(nc)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Set-up.
+// ---------------------------------------------------------------------------------------------
+
+struct Loaded {
+    rt: Runtime,
+    id: ModelId,
+    ins: TensorSet,
+    outs: TensorSet,
+    inputs: Vec<Vec<u8>>,
+}
+
+/// Loads `m` on a fresh runtime over `hal`, with device tensors holding golden inputs.
+fn load(hal: Arc<dyn Hal>, m: &ZooModel, async_max_inflight: u32) -> Loaded {
+    let cfg = RuntimeConfig {
+        async_max_inflight,
+        ..RuntimeConfig::default()
+    };
+    let rt = Runtime::new(hal, cfg).unwrap();
+    let id = rt.load(&m.neff, -1).unwrap();
+    let vnc = rt.model(id).unwrap().vnc;
+    let inputs = m.generate_inputs(GOLDEN_SEED);
+    let mut ins = TensorSet::new();
+    for (spec, data) in m.inputs.iter().zip(&inputs) {
+        let t = rt
+            .tensor_allocate(Placement::Device, vnc, spec.size() as u64, &spec.name)
+            .unwrap();
+        t.write(0, data).unwrap();
+        ins.add(&spec.name, t);
+    }
+    let mut outs = TensorSet::new();
+    for spec in &m.outputs {
+        let t = rt
+            .tensor_allocate(Placement::Device, vnc, spec.size() as u64, &spec.name)
+            .unwrap();
+        outs.add(&spec.name, t);
+    }
+    Loaded {
+        rt,
+        id,
+        ins,
+        outs,
+        inputs,
+    }
+}
+
+impl Loaded {
+    /// Checks the outputs against the model's reference (after a run, outside any timing).
+    fn check(&self, m: &ZooModel) {
+        let got: Vec<Vec<u8>> = m
+            .outputs
+            .iter()
+            .map(|s| self.outs.get(&s.name).unwrap().to_vec().unwrap())
+            .collect();
+        m.check_outputs(&self.inputs, &got)
+            .unwrap_or_else(|e| panic!("{}.{}: {e}", m.name, m.target));
+    }
+
+    fn submit(&self) -> ExecRequest {
+        self.rt
+            .execute_async(self.id, &self.ins, &self.outs)
+            .unwrap()
+    }
+
+    fn wait(&self, req: ExecRequest) {
+        self.rt.wait(req, WAIT).unwrap();
+    }
+
+    fn execute(&self) {
+        self.rt.execute(self.id, &self.ins, &self.outs).unwrap();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// async_submit
+// ---------------------------------------------------------------------------------------------
+
+/// A warm async runtime with `name` (trn1) over a [`BenchHal`].
+fn async_setup(name: &str) -> (Arc<BenchHal>, Loaded, ZooModel) {
+    let m = zoo::build(name, Target::Trn1).unwrap();
+    let hal = BenchHal::new(Target::Trn1);
+    let l = load(hal.clone() as Arc<dyn Hal>, &m, 64);
+    for _ in 0..16 {
+        let r = l.submit();
+        l.wait(r);
+    }
+    l.check(&m);
+    (hal, l, m)
+}
+
+/// Pairs of the model's dynamic queues (the stage scans them on every submit).
+fn dynamic_pairs(l: &Loaded) -> usize {
+    let model = l.rt.model(l.id).unwrap();
+    let cores = model.cores.lock().unwrap();
+    cores
+        .iter()
+        .flatten()
+        .flat_map(|c| &c.queues)
+        .filter(|q| q.dynamic)
+        .map(|q| q.pairs.len())
+        .sum()
+}
+
+/// Times `iters` submits (in batches of [`BATCH`]); waits happen outside the timed region.
+fn timed_submits(
+    hal: &BenchHal,
+    l: &Loaded,
+    reqs: &mut Vec<ExecRequest>,
+    iters: u64,
+    noop: bool,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    let mut done = 0;
+    while done < iters {
+        let n = BATCH.min(iters - done);
+        hal.hold(true);
+        hal.record(noop);
+        let t = Instant::now();
+        for _ in 0..n {
+            reqs.push(black_box(l.submit()));
+        }
+        total += t.elapsed();
+        hal.record(false);
+        hal.replay();
+        hal.hold(false);
+        for r in reqs.drain(..) {
+            l.wait(r);
+        }
+        done += n;
+    }
+    total
+}
+
+fn async_submit(c: &mut Criterion) {
+    let (hal, l, m) = async_setup("add");
+    let mut reqs = Vec::with_capacity(BATCH as usize);
+    let mut g = c.benchmark_group("async_submit");
+    g.throughput(Throughput::Elements(1));
+    g.measurement_time(Duration::from_secs(5));
+    for (name, noop) in [("add_sim", false), ("add_noop", true)] {
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| timed_submits(&hal, &l, &mut reqs, iters, noop))
+        });
+    }
+    g.finish();
+    l.check(&m);
+    drop((hal, l));
+    // Direct figures: the median of 25 runs of 8 batches, for `add` and the smaller `transpose`.
+    let mut parts = Vec::new();
+    for name in ["add", "transpose"] {
+        let (hal, l, m) = async_setup(name);
+        let mut ns = |noop: bool| {
+            let mut runs: Vec<f64> = (0..25)
+                .map(|_| {
+                    let n = 8 * BATCH;
+                    timed_submits(&hal, &l, &mut reqs, n, noop).as_nanos() as f64 / n as f64
+                })
+                .collect();
+            runs.sort_by(f64::total_cmp);
+            runs[runs.len() / 2]
+        };
+        let sim = ns(false);
+        let noop = ns(true);
+        l.check(&m);
+        parts.push(format!(
+            "{name}.trn1 ({} dynamic-queue pairs) {sim:.0} ns with the simulator HAL, {noop:.0} ns with the no-op HAL",
+            dynamic_pairs(&l)
+        ));
+    }
+    println!(
+        "async_submit summary: execute_async per submit: {}; goal < 1000 ns",
+        parts.join("; ")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// sync_round_trip
+// ---------------------------------------------------------------------------------------------
+
+fn sync_loaded(name: &str) -> (Loaded, ZooModel, Arc<Sim>) {
+    let m = zoo::build(name, Target::Trn1).unwrap();
+    let sim = Arc::new(Sim::new(SimConfig::new(Target::Trn1)));
+    let l = load(sim.clone() as Arc<dyn Hal>, &m, 0);
+    for _ in 0..4 {
+        l.execute();
+    }
+    l.check(&m);
+    (l, m, sim)
+}
+
+fn sync_round_trip(c: &mut Criterion) {
+    let models = ["transpose", "add"].map(sync_loaded);
+    let mut g = c.benchmark_group("sync_round_trip");
+    g.throughput(Throughput::Elements(1));
+    g.measurement_time(Duration::from_secs(5));
+    for (l, m, _) in &models {
+        g.bench_function(m.name, |b| b.iter(|| l.execute()));
+    }
+    g.finish();
+    let mut parts = Vec::new();
+    for (l, m, sim) in &models {
+        let n = 2000;
+        let mut best = Duration::MAX;
+        let mut cycles = 0;
+        for _ in 0..5 {
+            let c0 = sim.now();
+            let t = Instant::now();
+            for _ in 0..n {
+                l.execute();
+            }
+            best = best.min(t.elapsed());
+            cycles = (sim.now() - c0) / n;
+        }
+        l.check(m);
+        let bytes: usize = m.inputs.iter().chain(&m.outputs).map(|s| s.size()).sum();
+        parts.push(format!(
+            "{}.trn1 ({} KiB of IO, {} device cycles) {:.1} µs",
+            m.name,
+            bytes >> 10,
+            cycles,
+            best.as_secs_f64() * 1e6 / n as f64
+        ));
+    }
+    println!(
+        "sync_round_trip summary: execute per round trip: {}; goal < 10 µs",
+        parts.join(", ")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// mlp2
+// ---------------------------------------------------------------------------------------------
+
+/// `iters` executions with up to `depth` in flight, timed from the first submit to the last
+/// completion.
+fn pipelined(l: &Loaded, q: &mut VecDeque<ExecRequest>, iters: u64, depth: usize) -> Duration {
+    let t = Instant::now();
+    for _ in 0..iters {
+        if q.len() >= depth {
+            l.wait(q.pop_front().unwrap());
+        }
+        q.push_back(l.submit());
+    }
+    while let Some(r) = q.pop_front() {
+        l.wait(r);
+    }
+    t.elapsed()
+}
+
+fn mlp2(c: &mut Criterion) {
+    let (sync, m, _) = sync_loaded("mlp2");
+    let asy = {
+        let sim = Arc::new(Sim::new(SimConfig::new(Target::Trn1)));
+        let l = load(sim as Arc<dyn Hal>, &m, 8);
+        let mut q = VecDeque::with_capacity(16);
+        pipelined(&l, &mut q, 32, 8);
+        l.check(&m);
+        l
+    };
+    let mut q = VecDeque::with_capacity(16);
+    let mut g = c.benchmark_group("mlp2_trn1");
+    g.throughput(Throughput::Elements(1));
+    g.measurement_time(Duration::from_secs(5));
+    g.bench_function("sync", |b| b.iter(|| sync.execute()));
+    g.bench_function("async_8_in_flight", |b| {
+        b.iter_custom(|iters| pipelined(&asy, &mut q, iters, 8))
+    });
+    g.finish();
+    let n = 1000;
+    let mut sync_t = Duration::MAX;
+    let mut async_t = Duration::MAX;
+    for _ in 0..5 {
+        let t = Instant::now();
+        for _ in 0..n {
+            sync.execute();
+        }
+        sync_t = sync_t.min(t.elapsed());
+        async_t = async_t.min(pipelined(&asy, &mut q, n, 8));
+    }
+    sync.check(&m);
+    asy.check(&m);
+    let rate = |d: Duration| n as f64 / d.as_secs_f64();
+    println!(
+        "mlp2 summary: mlp2.trn1 {:.0} executions/s sync ({:.1} µs each), {:.0} executions/s async with 8 in flight ({:.1} µs each)",
+        rate(sync_t),
+        sync_t.as_secs_f64() * 1e6 / n as f64,
+        rate(async_t),
+        async_t.as_secs_f64() * 1e6 / n as f64,
+    );
+}
+
+criterion_group!(benches, async_submit, sync_round_trip, mlp2);
+criterion_main!(benches);
