@@ -1,5 +1,6 @@
 //! The `nrt-emu` command line.
 
+mod conform;
 mod inspect;
 mod run;
 
@@ -33,6 +34,14 @@ impl From<TargetArg> for Target {
     }
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum BackendArg {
+    /// The simulator.
+    Sim,
+    /// The kernel driver (`/dev/neuron0`).
+    Driver,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Load a NEFF, execute it on the device and report its outputs (name, dtype, shape,
@@ -64,6 +73,28 @@ enum Command {
         #[arg(long, value_enum)]
         target: Option<TargetArg>,
     },
+    /// Record a NEFF's device-facing trace (load, then two executions with seeded inputs):
+    /// every descriptor, doorbell, semaphore and event operation, with symbolic addresses.
+    /// Prints it, or compares it with a snapshot (exit 1 on a difference).
+    Conform {
+        /// The NEFF file.
+        file: PathBuf,
+        /// The device to record on.
+        #[arg(long, value_enum, default_value = "sim")]
+        backend: BackendArg,
+        /// Run on this generation instead of the one the NEFF names.
+        #[arg(long, value_enum)]
+        target: Option<TargetArg>,
+        /// A snapshot document to compare the trace with (or to write, with --update).
+        #[arg(long)]
+        snapshot: Option<PathBuf>,
+        /// Write the trace to --snapshot instead of comparing.
+        #[arg(long, requires = "snapshot")]
+        update: bool,
+        /// Seed of the generated inputs (hex with 0x, or decimal).
+        #[arg(long, default_value = "0x5eed0001", value_parser = parse_seed)]
+        seed: u64,
+    },
     /// Name the register or on-chip memory a device address falls in.
     Mmio {
         /// The address (hex with 0x, or decimal).
@@ -76,6 +107,34 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Conform {
+        file,
+        backend,
+        target,
+        snapshot,
+        update,
+        seed,
+    } = cli.command
+    {
+        let args = conform::ConformArgs {
+            file,
+            backend: match backend {
+                BackendArg::Sim => conform::Backend::Sim,
+                BackendArg::Driver => conform::Backend::Driver,
+            },
+            target: target.map(Target::from),
+            snapshot,
+            update,
+            seed,
+        };
+        return match conform::conform(&args, &mut std::io::stdout().lock()) {
+            Ok(outcome) => outcome.exit_code(),
+            Err(msg) => {
+                eprintln!("nrt-emu conform: {msg}");
+                ExitCode::from(2)
+            }
+        };
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
@@ -123,6 +182,7 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             Ok(())
         }
+        Command::Conform { .. } => unreachable!("handled in main"),
         Command::Mmio { addr, target } => {
             let raw = parse_u64(&addr).ok_or_else(|| format!("not an address: {addr}"))?;
             let t = Target::from(target);
@@ -142,6 +202,10 @@ fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+fn parse_seed(s: &str) -> Result<u64, String> {
+    parse_u64(s).ok_or_else(|| format!("not a number: {s}"))
 }
 
 fn parse_u64(s: &str) -> Option<u64> {
