@@ -17,6 +17,7 @@ use nrt_emu::runtime::manifest::{parse_kelf_json, parse_neff_json, parse_npy};
 use nrt_emu::runtime::neff::{Neff, ParseOptions};
 use nrt_emu::runtime::tensor::{Placement, TensorInfo, TensorSet, TensorUsage};
 use nrt_emu::runtime::{Error, NrtStatus, Result, Runtime};
+use nrt_emu::hal::driver::{device_path, DriverHal, RealSyscalls};
 use nrt_emu::sim::{Sim, SimConfig};
 use sha2::{Digest, Sha256};
 
@@ -332,14 +333,7 @@ fn output_shape(info: &TensorInfo) -> Vec<u64> {
 
 /// Runs `nrt-emu run`.
 pub fn command(args: RunArgs) -> Result<()> {
-    match backend(args.backend)? {
-        Backend::Sim => {}
-        Backend::Driver => {
-            return Err(failure(
-                "the driver backend is not available in this build (issue: real driver backend)",
-            ))
-        }
-    }
+    let backend = backend(args.backend)?;
     let shown = args.file.display().to_string();
     let neff =
         std::fs::read(&args.file).map_err(|e| failure(format!("cannot read {shown}: {e}")))?;
@@ -349,24 +343,50 @@ pub fn command(args: RunArgs) -> Result<()> {
     };
     let files = input_files(&args.inputs)?;
 
-    let mut sim_cfg = SimConfig::new(target);
-    if args.trace.is_some() {
-        sim_cfg = sim_cfg.with_timeline();
-    }
-    let sim = Arc::new(Sim::new(sim_cfg));
+    let (hal, sim): (Arc<dyn Hal>, Option<Arc<Sim>>) = match backend {
+        Backend::Sim => {
+            let mut sim_cfg = SimConfig::new(target);
+            if args.trace.is_some() {
+                sim_cfg = sim_cfg.with_timeline();
+            }
+            let sim = Arc::new(Sim::new(sim_cfg));
+            (sim.clone(), Some(sim))
+        }
+        Backend::Driver => {
+            if args.trace.is_some() {
+                return Err(Error::invalid(
+                    "--trace writes the simulator's timeline; it needs --backend sim",
+                ));
+            }
+            let path = device_path(0);
+            let hal = DriverHal::open(0, Arc::new(RealSyscalls)).map_err(|e| {
+                failure(format!(
+                    "the driver backend cannot open {path}: {e} (is this a Trainium/Inferentia \
+                     host with the Neuron driver loaded? without a device, use --backend sim)"
+                ))
+            })?;
+            let device = hal.device_info()?.target;
+            if device != target {
+                return Err(Error::invalid(format!(
+                    "the NEFF is for {target}, but {path} is a {device}"
+                )));
+            }
+            (Arc::new(hal), None)
+        }
+    };
     let mut cfg = RuntimeConfig::from_env();
     if let Some(n) = args.async_inflight {
         cfg.async_max_inflight = n;
     }
-    let rt = Runtime::new(sim.clone() as Arc<dyn Hal>, cfg)?;
-    let result = run_model(&rt, &sim, &neff, &shown, target, &files, &args);
+    let rt = Runtime::new(hal, cfg)?;
+    let result = run_model(&rt, sim.as_deref(), &neff, &shown, target, &files, &args);
     rt.close();
     result
 }
 
 fn run_model(
     rt: &Runtime,
-    sim: &Sim,
+    sim: Option<&Sim>,
     neff: &[u8],
     shown: &str,
     target: Target,
@@ -509,7 +529,7 @@ fn run_model(
         ms(wall),
         ms(wall / args.iterations)
     );
-    if let Some(path) = &args.trace {
+    if let (Some(path), Some(sim)) = (&args.trace, sim) {
         std::fs::write(path, sim.timeline_json())
             .map_err(|e| failure(format!("cannot write {}: {e}", path.display())))?;
         println!("trace: {}", path.display());
