@@ -11,13 +11,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
+use nrt_emu::hal::driver::{device_path, DriverHal, RealSyscalls};
 use nrt_emu::hal::{Dtype, Hal, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
 use nrt_emu::runtime::manifest::{parse_kelf_json, parse_neff_json, parse_npy};
 use nrt_emu::runtime::neff::{Neff, ParseOptions};
 use nrt_emu::runtime::tensor::{Placement, TensorInfo, TensorSet, TensorUsage};
 use nrt_emu::runtime::{Error, NrtStatus, Result, Runtime};
-use nrt_emu::hal::driver::{device_path, DriverHal, RealSyscalls};
 use nrt_emu::sim::{Sim, SimConfig};
 use sha2::{Digest, Sha256};
 

@@ -80,6 +80,21 @@ use std::os::fd::RawFd;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+/// The fields every `MEM_ALLOC_V2*` variant shares (they differ only in `mem_type` and size).
+macro_rules! alloc_args {
+    ($a:expr, $mem_type:expr) => {
+        AllocArgs {
+            size: $a.size,
+            align: $a.align,
+            host_memory: $a.host_memory,
+            dram_channel: $a.dram_channel,
+            nc_id: $a.nc_id,
+            mem_type: $mem_type,
+            out: $a.mem_handle,
+        }
+    };
+}
+
 use nrt_hal::abi::{self, Arch, Ioctl, MemAllocCategory, NqDeviceType, NqType, QueueSwStatus};
 use nrt_hal::driver::{Errno, OFlag, Syscalls};
 use nrt_hal::hal::{AllocRequest, MemLocation, NqRequest, QueueStatus, RingSpec};
@@ -453,57 +468,21 @@ impl EmulatedDriver {
 
             Ioctl::MemAllocV2Mt64 => {
                 let a: abi::MemAllocV2Mt64 = user.read()?;
-                // SAFETY: `a.mem_handle` is the struct's out-pointer (`Syscalls::ioctl` contract).
-                unsafe {
-                    self.alloc(
-                        dev,
-                        AllocArgs {
-                            size: a.size,
-                            align: a.align,
-                            host_memory: a.host_memory,
-                            dram_channel: a.dram_channel,
-                            nc_id: a.nc_id,
-                            mem_type: Some(a.mem_type),
-                            out: a.mem_handle,
-                        },
-                    )
-                }
+                let args = alloc_args!(a, Some(a.mem_type));
+                // SAFETY: `args.out` is the struct's out-pointer (`Syscalls::ioctl` contract).
+                unsafe { self.alloc(dev, args) }
             }
             Ioctl::MemAllocV2Mt => {
                 let a: abi::MemAllocV2Mt = user.read()?;
-                // SAFETY: `a.mem_handle` is the struct's out-pointer (`Syscalls::ioctl` contract).
-                unsafe {
-                    self.alloc(
-                        dev,
-                        AllocArgs {
-                            size: a.size,
-                            align: a.align,
-                            host_memory: a.host_memory,
-                            dram_channel: a.dram_channel,
-                            nc_id: a.nc_id,
-                            mem_type: Some(a.mem_type),
-                            out: a.mem_handle,
-                        },
-                    )
-                }
+                let args = alloc_args!(a, Some(a.mem_type));
+                // SAFETY: `args.out` is the struct's out-pointer (`Syscalls::ioctl` contract).
+                unsafe { self.alloc(dev, args) }
             }
             Ioctl::MemAllocV2 => {
                 let a: abi::MemAllocV2 = user.read()?;
-                // SAFETY: `a.mem_handle` is the struct's out-pointer (`Syscalls::ioctl` contract).
-                unsafe {
-                    self.alloc(
-                        dev,
-                        AllocArgs {
-                            size: a.size,
-                            align: a.align,
-                            host_memory: a.host_memory,
-                            dram_channel: a.dram_channel,
-                            nc_id: a.nc_id,
-                            mem_type: None,
-                            out: a.mem_handle,
-                        },
-                    )
-                }
+                let args = alloc_args!(a, None);
+                // SAFETY: `args.out` is the struct's out-pointer (`Syscalls::ioctl` contract).
+                unsafe { self.alloc(dev, args) }
             }
             Ioctl::MemFree => {
                 let a: abi::MemFree = user.read()?;

@@ -211,6 +211,25 @@ fn positive_error(ioctl: Ioctl, n: i32) -> HalError {
 }
 
 impl DriverHal {
+    /// SEMAPHORE_INCREMENT / DECREMENT: the 12-byte `{nc, index, value}` struct, although the
+    /// request number encodes 8 (a pointer-typed macro, ABI §1.2).
+    fn semaphore_store(
+        &self,
+        ioctl: Ioctl,
+        op: &'static str,
+        nc: NcIndex,
+        sem: SemaphoreId,
+        value: u32,
+    ) -> HalResult<()> {
+        self.check_sem(op, nc, sem)?;
+        let mut a = abi::Semaphore {
+            nc_id: nc.0,
+            semaphore_index: sem.0,
+            value,
+        };
+        self.call(ioctl, &mut a)
+    }
+
     /// Opens `/dev/neuron<device>` through `sys` and checks the driver: its architecture must be
     /// trn1 (2) or trn2 (3), and its COMPATIBLE_VERSION range must contain
     /// [`runtime_abi_version`] of that target.
@@ -824,23 +843,23 @@ impl Hal for DriverHal {
     }
 
     fn semaphore_increment(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
-        self.check_sem("SEMAPHORE_INCREMENT", nc, sem)?;
-        let mut a = abi::Semaphore {
-            nc_id: nc.0,
-            semaphore_index: sem.0,
-            value: amount,
-        };
-        self.call(Ioctl::SemaphoreIncrement, &mut a)
+        self.semaphore_store(
+            Ioctl::SemaphoreIncrement,
+            "SEMAPHORE_INCREMENT",
+            nc,
+            sem,
+            amount,
+        )
     }
 
     fn semaphore_decrement(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
-        self.check_sem("SEMAPHORE_DECREMENT", nc, sem)?;
-        let mut a = abi::Semaphore {
-            nc_id: nc.0,
-            semaphore_index: sem.0,
-            value: amount,
-        };
-        self.call(Ioctl::SemaphoreDecrement, &mut a)
+        self.semaphore_store(
+            Ioctl::SemaphoreDecrement,
+            "SEMAPHORE_DECREMENT",
+            nc,
+            sem,
+            amount,
+        )
     }
 
     fn event_set(&self, nc: NcIndex, event: EventId, value: u32) -> HalResult<()> {
