@@ -32,8 +32,8 @@ enum Mutation {
     /// The write-barrier bit of TX descriptor 0 of the first whole ring the runtime writes (a
     /// model queue's ring, consumed through a re-point).
     BarrierInModelRing,
-    /// The write-barrier bit of the first single TX descriptor the runtime appends (the IO
-    /// queue's first swap pair).
+    /// The write-barrier bit of the first TX descriptor of the first batch the runtime appends
+    /// (the IO queue's first swap pair).
     BarrierInAppendedPair,
     /// `reload_seq_config = 1` in every exec request (disables the skip-config path).
     AlwaysReloadSeqConfig,
@@ -52,11 +52,13 @@ impl Mutator {
         let cat = self.categories.lock().unwrap().get(&handle).copied();
         let tx_meta = |b: &[u8]| u32::from_le_bytes(b[4..8].try_into().unwrap());
         let barrier = match (self.mutation, cat) {
+            // A whole ring is at least 32 descriptors (512 bytes); the runtime appends pairs to
+            // its exec and IO queues in smaller batches.
             (Mutation::BarrierInModelRing, Some(MemAllocCategory::DmaRingsDevice)) => {
-                b.len() > 16 && offset == 0 && tx_meta(&b) != 0
+                b.len() >= 512 && offset == 0 && tx_meta(&b) != 0
             }
             (Mutation::BarrierInAppendedPair, Some(MemAllocCategory::DmaRingsDevice)) => {
-                b.len() == 16 && tx_meta(&b) != 0
+                b.len() < 512 && tx_meta(&b) != 0
             }
             (Mutation::AlwaysReloadSeqConfig, Some(MemAllocCategory::MiscDevice)) => {
                 if b.len() == REQUEST_BUFFER_SIZE + 4 {

@@ -118,11 +118,13 @@ impl CoreExec {
                 hal,
                 QueueRef::new(nc, reserved::HW_EXEC_ENGINE, reserved::HW_EXEC_QUEUE),
                 EXEC_RING,
+                4,
             )?;
             let io_ring = match HostRing::new(
                 hal,
                 QueueRef::new(nc, reserved::HW_EXEC_ENGINE, IO_QUEUE),
                 IO_RING,
+                MAX_SWAP_PAIRS,
             ) {
                 Ok(r) => r,
                 Err(e) => {
@@ -193,6 +195,8 @@ impl CoreExec {
         model_switch: bool,
         skip_config: bool,
     ) -> Result<u64> {
+        self.io_ring.discard();
+        self.exec_ring.discard();
         let index = self.staged;
         let completed = hal.semaphore_read(self.nc, reserved::COMPLETION)?.max(0) as u64;
         if index >= completed + REQ_SLOTS {
@@ -306,6 +310,8 @@ impl CoreExec {
             .push(hal, self.word(WORD_ONE), evt, 4, false)?;
         self.exec_ring.push(hal, count_pa, rx_tail, 4, false)?;
         self.exec_ring.push(hal, count_pa, tx_tail, 4, true)?;
+        self.io_ring.flush(hal)?;
+        self.exec_ring.flush(hal)?;
         self.staged += 1;
         Ok(index)
     }

@@ -10,7 +10,9 @@ use nrt_hal::{DeviceAddr, Hal, MemHandle, QueueRef};
 
 use crate::error::{Error, Result};
 
-/// One host-filled DMA queue.
+/// One host-filled DMA queue. Appended pairs are gathered in two staging buffers (reserved at
+/// construction, so appending never allocates) and written to ring memory by [`HostRing::flush`]
+/// — one copy per ring (two when the append wraps) instead of one per descriptor.
 #[derive(Debug)]
 pub struct HostRing {
     /// The hardware queue.
@@ -19,11 +21,16 @@ pub struct HostRing {
     rx: MemHandle,
     prod: QueueProducer,
     count: u32,
+    tx_buf: Vec<u8>,
+    rx_buf: Vec<u8>,
+    tx_start: u32,
+    rx_start: u32,
 }
 
 impl HostRing {
     /// Allocates both rings of `queue` (`count` descriptors each) and initialises the queue.
-    pub fn new(hal: &dyn Hal, queue: QueueRef, count: u32) -> Result<HostRing> {
+    /// `max_batch` is the most pairs appended between two flushes.
+    pub fn new(hal: &dyn Hal, queue: QueueRef, count: u32, max_batch: u32) -> Result<HostRing> {
         let geom = RingGeometry::new(count).map_err(|e| Error::failure(e.to_string()))?;
         let channel = hal.device_info()?.target.hbm_channel_of(queue.nc);
         let alloc = |hal: &dyn Hal| {
@@ -52,12 +59,17 @@ impl HostRing {
             let _ = hal.mem_free(rx);
             return Err(e.into());
         }
+        let batch = max_batch.min(count) as usize * DESC_SIZE;
         Ok(HostRing {
             queue,
             tx,
             rx,
             prod: QueueProducer::new(geom, geom),
             count,
+            tx_buf: Vec::with_capacity(batch),
+            rx_buf: Vec::with_capacity(batch),
+            tx_start: 0,
+            rx_start: 0,
         })
     }
 
@@ -95,8 +107,45 @@ impl HostRing {
             LenCtrlFlags::empty()
         };
         let rx = RxDesc::new(len as u64, r.ring_id, flags, dst).map_err(bad)?;
-        hal.copy_to_device(self.tx, t.index as u64 * DESC_SIZE as u64, &tx.to_bytes())?;
-        hal.copy_to_device(self.rx, r.index as u64 * DESC_SIZE as u64, &rx.to_bytes())?;
+        if self.tx_buf.is_empty() {
+            self.tx_start = t.index;
+            self.rx_start = r.index;
+        }
+        if self.tx_buf.len() == self.tx_buf.capacity() {
+            return Err(Error::failure(format!(
+                "{}: more pairs appended than the batch reserved",
+                self.queue
+            )));
+        }
+        self.tx_buf.extend_from_slice(&tx.to_bytes());
+        self.rx_buf.extend_from_slice(&rx.to_bytes());
+        let _ = hal;
+        Ok(())
+    }
+
+    /// Forgets pairs appended since the last flush (the error edge of a staging).
+    pub fn discard(&mut self) {
+        self.tx_buf.clear();
+        self.rx_buf.clear();
+    }
+
+    /// Writes the pairs appended since the last flush into ring memory.
+    pub fn flush(&mut self, hal: &dyn Hal) -> Result<()> {
+        for (handle, buf, start) in [
+            (self.tx, &mut self.tx_buf, self.tx_start),
+            (self.rx, &mut self.rx_buf, self.rx_start),
+        ] {
+            if buf.is_empty() {
+                continue;
+            }
+            let room = (self.count - start) as usize * DESC_SIZE;
+            let (head, tail) = buf.split_at(room.min(buf.len()));
+            hal.copy_to_device(handle, start as u64 * DESC_SIZE as u64, head)?;
+            if !tail.is_empty() {
+                hal.copy_to_device(handle, 0, tail)?;
+            }
+            buf.clear();
+        }
         Ok(())
     }
 
