@@ -46,7 +46,7 @@ const BATCH: u64 = 32;
 // ---------------------------------------------------------------------------------------------
 
 /// Largest copy the record mode keeps (descriptors are 16 bytes, exec requests 56).
-const MAX_RECORDED_COPY: usize = 64;
+const MAX_RECORDED_COPY: usize = 256;
 
 enum Op {
     Copy {
