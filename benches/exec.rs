@@ -48,6 +48,8 @@ const BATCH: u64 = 32;
 /// Largest copy the record mode keeps (descriptors are 16 bytes, exec requests 56).
 const MAX_RECORDED_COPY: usize = 256;
 
+// Inline buffers keep recording allocation-free inside the timed region.
+#[allow(clippy::large_enum_variant)]
 enum Op {
     Copy {
         handle: MemHandle,
