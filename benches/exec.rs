@@ -25,11 +25,8 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use nrt_emu::hal::hal::{
-    AllocRequest, CoreMemUsage, DeviceInfo, Mapping, MemInfo, NotificationQueue, NqRequest,
-    QueueState, RingSpec, WaitCondition,
-};
-use nrt_emu::hal::{EventId, Hal, HalResult, MemHandle, NcIndex, QueueRef, SemaphoreId, Target};
+use nrt_emu::hal::hal::WaitCondition;
+use nrt_emu::hal::{Hal, HalResult, MemHandle, NcIndex, SemaphoreId, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
 use nrt_emu::runtime::exec::worker::ExecRequest;
 use nrt_emu::runtime::tensor::{Placement, TensorSet};
@@ -120,18 +117,6 @@ impl BenchHal {
 }
 
 impl Hal for BenchHal {
-    fn device_info(&self) -> HalResult<DeviceInfo> {
-        self.inner.device_info()
-    }
-    fn mem_alloc(&self, req: &AllocRequest) -> HalResult<MemHandle> {
-        self.inner.mem_alloc(req)
-    }
-    fn mem_free(&self, handle: MemHandle) -> HalResult<()> {
-        self.inner.mem_free(handle)
-    }
-    fn mem_info(&self, handle: MemHandle) -> HalResult<MemInfo> {
-        self.inner.mem_info(handle)
-    }
     fn copy_to_device(&self, handle: MemHandle, offset: u64, src: &[u8]) -> HalResult<()> {
         if self.recording.load(Ordering::Relaxed) {
             assert!(src.len() <= MAX_RECORDED_COPY, "a {}-byte copy", src.len());
@@ -147,35 +132,6 @@ impl Hal for BenchHal {
         }
         self.inner.copy_to_device(handle, offset, src)
     }
-    fn copy_from_device(&self, handle: MemHandle, offset: u64, dst: &mut [u8]) -> HalResult<()> {
-        self.inner.copy_from_device(handle, offset, dst)
-    }
-    fn memset(&self, handle: MemHandle, offset: u64, value: u8, size: u64) -> HalResult<()> {
-        self.inner.memset(handle, offset, value, size)
-    }
-    unsafe fn map(&self, handle: MemHandle) -> HalResult<Mapping> {
-        // SAFETY: the caller upholds `Hal::map`'s contract; we only forward.
-        unsafe { self.inner.map(handle) }
-    }
-    unsafe fn unmap(&self, mapping: Mapping) -> HalResult<()> {
-        // SAFETY: the mapping came from `map` above, i.e. from `inner`.
-        unsafe { self.inner.unmap(mapping) }
-    }
-    fn dma_queue_init(&self, queue: QueueRef, tx: RingSpec, rx: RingSpec) -> HalResult<()> {
-        self.inner.dma_queue_init(queue, tx, rx)
-    }
-    fn dma_queue_copy_start(&self, queue: QueueRef, tx_count: u32, rx_count: u32) -> HalResult<()> {
-        self.inner.dma_queue_copy_start(queue, tx_count, rx_count)
-    }
-    fn dma_queue_state(&self, queue: QueueRef) -> HalResult<QueueState> {
-        self.inner.dma_queue_state(queue)
-    }
-    fn semaphore_read(&self, nc: NcIndex, sem: SemaphoreId) -> HalResult<i32> {
-        self.inner.semaphore_read(nc, sem)
-    }
-    fn semaphore_write(&self, nc: NcIndex, sem: SemaphoreId, value: i32) -> HalResult<()> {
-        self.inner.semaphore_write(nc, sem, value)
-    }
     fn semaphore_increment(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
         if self.recording.load(Ordering::Relaxed) {
             self.log
@@ -186,21 +142,6 @@ impl Hal for BenchHal {
         }
         self.inner.semaphore_increment(nc, sem, amount)
     }
-    fn semaphore_decrement(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
-        self.inner.semaphore_decrement(nc, sem, amount)
-    }
-    fn event_set(&self, nc: NcIndex, event: EventId, value: u32) -> HalResult<()> {
-        self.inner.event_set(nc, event, value)
-    }
-    fn event_get(&self, nc: NcIndex, event: EventId) -> HalResult<u32> {
-        self.inner.event_get(nc, event)
-    }
-    fn notification_init(&self, req: &NqRequest) -> HalResult<NotificationQueue> {
-        self.inner.notification_init(req)
-    }
-    fn nc_reset(&self, nc_mask: u32) -> HalResult<()> {
-        self.inner.nc_reset(nc_mask)
-    }
     fn wait(&self, cond: &WaitCondition, timeout: Duration) -> HalResult<()> {
         {
             let mut held = self.held.lock().unwrap();
@@ -210,9 +151,28 @@ impl Hal for BenchHal {
         }
         self.inner.wait(cond, timeout)
     }
-    fn memory_usage(&self, nc: NcIndex) -> HalResult<CoreMemUsage> {
-        self.inner.memory_usage(nc)
-    }
+    nrt_emu::hal::forward_hal!(
+        inner;
+        device_info,
+        mem_alloc,
+        mem_free,
+        mem_info,
+        copy_from_device,
+        memset,
+        map,
+        unmap,
+        dma_queue_init,
+        dma_queue_copy_start,
+        dma_queue_state,
+        semaphore_read,
+        semaphore_write,
+        semaphore_decrement,
+        event_set,
+        event_get,
+        notification_init,
+        nc_reset,
+        memory_usage
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use std::collections::HashMap;
 
@@ -18,12 +17,9 @@ use nrt_conformance::{first_difference, run_on, Phase, RunOptions};
 use nrt_fixtures::zoo;
 use nrt_hal::abi::MemAllocCategory;
 use nrt_hal::exec_request::REQUEST_BUFFER_SIZE;
-use nrt_hal::hal::{
-    AllocRequest, CoreMemUsage, DeviceInfo, Mapping, MemInfo, NotificationQueue, NqRequest,
-    QueueState, RingSpec, WaitCondition,
-};
+use nrt_hal::hal::AllocRequest;
 use nrt_hal::udma::TxMeta;
-use nrt_hal::{EventId, Hal, HalResult, MemHandle, NcIndex, QueueRef, SemaphoreId, Target};
+use nrt_hal::{Hal, HalResult, MemHandle, Target};
 use nrt_sim::{Sim, SimConfig};
 
 /// What the mutator alters.
@@ -77,9 +73,6 @@ impl Mutator {
 }
 
 impl Hal for Mutator {
-    fn device_info(&self) -> HalResult<DeviceInfo> {
-        self.inner.device_info()
-    }
     fn mem_alloc(&self, req: &AllocRequest) -> HalResult<MemHandle> {
         let h = self.inner.mem_alloc(req)?;
         self.categories.lock().unwrap().insert(h, req.category);
@@ -89,66 +82,32 @@ impl Hal for Mutator {
         self.categories.lock().unwrap().remove(&handle);
         self.inner.mem_free(handle)
     }
-    fn mem_info(&self, handle: MemHandle) -> HalResult<MemInfo> {
-        self.inner.mem_info(handle)
-    }
     fn copy_to_device(&self, handle: MemHandle, offset: u64, src: &[u8]) -> HalResult<()> {
         let b = self.alter(handle, offset, src);
         self.inner.copy_to_device(handle, offset, &b)
     }
-    fn copy_from_device(&self, handle: MemHandle, offset: u64, dst: &mut [u8]) -> HalResult<()> {
-        self.inner.copy_from_device(handle, offset, dst)
-    }
-    fn memset(&self, handle: MemHandle, offset: u64, value: u8, size: u64) -> HalResult<()> {
-        self.inner.memset(handle, offset, value, size)
-    }
-    unsafe fn map(&self, handle: MemHandle) -> HalResult<Mapping> {
-        // SAFETY: forwarded; the caller upholds the contract.
-        unsafe { self.inner.map(handle) }
-    }
-    unsafe fn unmap(&self, mapping: Mapping) -> HalResult<()> {
-        // SAFETY: forwarded; the mapping came from the inner backend.
-        unsafe { self.inner.unmap(mapping) }
-    }
-    fn dma_queue_init(&self, queue: QueueRef, tx: RingSpec, rx: RingSpec) -> HalResult<()> {
-        self.inner.dma_queue_init(queue, tx, rx)
-    }
-    fn dma_queue_copy_start(&self, queue: QueueRef, tx: u32, rx: u32) -> HalResult<()> {
-        self.inner.dma_queue_copy_start(queue, tx, rx)
-    }
-    fn dma_queue_state(&self, queue: QueueRef) -> HalResult<QueueState> {
-        self.inner.dma_queue_state(queue)
-    }
-    fn semaphore_read(&self, nc: NcIndex, sem: SemaphoreId) -> HalResult<i32> {
-        self.inner.semaphore_read(nc, sem)
-    }
-    fn semaphore_write(&self, nc: NcIndex, sem: SemaphoreId, value: i32) -> HalResult<()> {
-        self.inner.semaphore_write(nc, sem, value)
-    }
-    fn semaphore_increment(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
-        self.inner.semaphore_increment(nc, sem, amount)
-    }
-    fn semaphore_decrement(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
-        self.inner.semaphore_decrement(nc, sem, amount)
-    }
-    fn event_set(&self, nc: NcIndex, event: EventId, value: u32) -> HalResult<()> {
-        self.inner.event_set(nc, event, value)
-    }
-    fn event_get(&self, nc: NcIndex, event: EventId) -> HalResult<u32> {
-        self.inner.event_get(nc, event)
-    }
-    fn notification_init(&self, req: &NqRequest) -> HalResult<NotificationQueue> {
-        self.inner.notification_init(req)
-    }
-    fn nc_reset(&self, nc_mask: u32) -> HalResult<()> {
-        self.inner.nc_reset(nc_mask)
-    }
-    fn wait(&self, cond: &WaitCondition, timeout: Duration) -> HalResult<()> {
-        self.inner.wait(cond, timeout)
-    }
-    fn memory_usage(&self, nc: NcIndex) -> HalResult<CoreMemUsage> {
-        self.inner.memory_usage(nc)
-    }
+    nrt_hal::forward_hal!(
+        inner;
+        device_info,
+        mem_info,
+        copy_from_device,
+        memset,
+        map,
+        unmap,
+        dma_queue_init,
+        dma_queue_copy_start,
+        dma_queue_state,
+        semaphore_read,
+        semaphore_write,
+        semaphore_increment,
+        semaphore_decrement,
+        event_set,
+        event_get,
+        notification_init,
+        nc_reset,
+        wait,
+        memory_usage
+    );
 }
 
 /// The body of a committed snapshot (what follows insta's `---` header).

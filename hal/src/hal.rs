@@ -404,3 +404,115 @@ pub trait Hal: Send + Sync {
     /// Memory accounted to core `nc`, per category.
     fn memory_usage(&self, nc: NcIndex) -> HalResult<CoreMemUsage>;
 }
+
+/// Implements the listed [`Hal`] methods of a decorator by forwarding them to the field
+/// `$inner` (anything that derefs to a `Hal`), so a decorator writes out only the methods it
+/// changes:
+///
+/// ```ignore
+/// impl Hal for Counting {
+///     fn semaphore_increment(&self, nc: NcIndex, sem: SemaphoreId, n: u32) -> HalResult<()> {
+///         self.doorbells.fetch_add(1, Ordering::Relaxed);
+///         self.inner.semaphore_increment(nc, sem, n)
+///     }
+///     nrt_hal::forward_hal!(inner; device_info, mem_alloc, mem_free /* … */);
+/// }
+/// ```
+#[macro_export]
+macro_rules! forward_hal {
+    ($inner:ident; $($method:ident),* $(,)?) => { $( $crate::forward_hal!(@one $inner $method); )* };
+    (@one $i:ident device_info) => {
+        fn device_info(&self) -> $crate::HalResult<$crate::hal::DeviceInfo> { self.$i.device_info() }
+    };
+    (@one $i:ident mem_alloc) => {
+        fn mem_alloc(&self, req: &$crate::hal::AllocRequest) -> $crate::HalResult<$crate::MemHandle> { self.$i.mem_alloc(req) }
+    };
+    (@one $i:ident mem_free) => {
+        fn mem_free(&self, handle: $crate::MemHandle) -> $crate::HalResult<()> { self.$i.mem_free(handle) }
+    };
+    (@one $i:ident mem_info) => {
+        fn mem_info(&self, handle: $crate::MemHandle) -> $crate::HalResult<$crate::hal::MemInfo> { self.$i.mem_info(handle) }
+    };
+    (@one $i:ident copy_to_device) => {
+        fn copy_to_device(&self, handle: $crate::MemHandle, offset: u64, src: &[u8]) -> $crate::HalResult<()> {
+            self.$i.copy_to_device(handle, offset, src)
+        }
+    };
+    (@one $i:ident copy_from_device) => {
+        fn copy_from_device(&self, handle: $crate::MemHandle, offset: u64, dst: &mut [u8]) -> $crate::HalResult<()> {
+            self.$i.copy_from_device(handle, offset, dst)
+        }
+    };
+    (@one $i:ident memset) => {
+        fn memset(&self, handle: $crate::MemHandle, offset: u64, value: u8, size: u64) -> $crate::HalResult<()> {
+            self.$i.memset(handle, offset, value, size)
+        }
+    };
+    (@one $i:ident map) => {
+        unsafe fn map(&self, handle: $crate::MemHandle) -> $crate::HalResult<$crate::hal::Mapping> {
+            // SAFETY: the caller upholds `Hal::map`'s contract, which forwarding preserves.
+            unsafe { self.$i.map(handle) }
+        }
+    };
+    (@one $i:ident unmap) => {
+        unsafe fn unmap(&self, mapping: $crate::hal::Mapping) -> $crate::HalResult<()> {
+            // SAFETY: `mapping` came from `map`, which forwards to the same inner backend.
+            unsafe { self.$i.unmap(mapping) }
+        }
+    };
+    (@one $i:ident dma_queue_init) => {
+        fn dma_queue_init(&self, queue: $crate::QueueRef, tx: $crate::hal::RingSpec, rx: $crate::hal::RingSpec) -> $crate::HalResult<()> {
+            self.$i.dma_queue_init(queue, tx, rx)
+        }
+    };
+    (@one $i:ident dma_queue_copy_start) => {
+        fn dma_queue_copy_start(&self, queue: $crate::QueueRef, tx_count: u32, rx_count: u32) -> $crate::HalResult<()> {
+            self.$i.dma_queue_copy_start(queue, tx_count, rx_count)
+        }
+    };
+    (@one $i:ident dma_queue_state) => {
+        fn dma_queue_state(&self, queue: $crate::QueueRef) -> $crate::HalResult<$crate::hal::QueueState> { self.$i.dma_queue_state(queue) }
+    };
+    (@one $i:ident semaphore_read) => {
+        fn semaphore_read(&self, nc: $crate::NcIndex, sem: $crate::SemaphoreId) -> $crate::HalResult<i32> { self.$i.semaphore_read(nc, sem) }
+    };
+    (@one $i:ident semaphore_write) => {
+        fn semaphore_write(&self, nc: $crate::NcIndex, sem: $crate::SemaphoreId, value: i32) -> $crate::HalResult<()> {
+            self.$i.semaphore_write(nc, sem, value)
+        }
+    };
+    (@one $i:ident semaphore_increment) => {
+        fn semaphore_increment(&self, nc: $crate::NcIndex, sem: $crate::SemaphoreId, amount: u32) -> $crate::HalResult<()> {
+            self.$i.semaphore_increment(nc, sem, amount)
+        }
+    };
+    (@one $i:ident semaphore_decrement) => {
+        fn semaphore_decrement(&self, nc: $crate::NcIndex, sem: $crate::SemaphoreId, amount: u32) -> $crate::HalResult<()> {
+            self.$i.semaphore_decrement(nc, sem, amount)
+        }
+    };
+    (@one $i:ident event_set) => {
+        fn event_set(&self, nc: $crate::NcIndex, event: $crate::EventId, value: u32) -> $crate::HalResult<()> {
+            self.$i.event_set(nc, event, value)
+        }
+    };
+    (@one $i:ident event_get) => {
+        fn event_get(&self, nc: $crate::NcIndex, event: $crate::EventId) -> $crate::HalResult<u32> { self.$i.event_get(nc, event) }
+    };
+    (@one $i:ident notification_init) => {
+        fn notification_init(&self, req: &$crate::hal::NqRequest) -> $crate::HalResult<$crate::hal::NotificationQueue> {
+            self.$i.notification_init(req)
+        }
+    };
+    (@one $i:ident nc_reset) => {
+        fn nc_reset(&self, nc_mask: u32) -> $crate::HalResult<()> { self.$i.nc_reset(nc_mask) }
+    };
+    (@one $i:ident wait) => {
+        fn wait(&self, cond: &$crate::hal::WaitCondition, timeout: ::core::time::Duration) -> $crate::HalResult<()> {
+            self.$i.wait(cond, timeout)
+        }
+    };
+    (@one $i:ident memory_usage) => {
+        fn memory_usage(&self, nc: $crate::NcIndex) -> $crate::HalResult<$crate::hal::CoreMemUsage> { self.$i.memory_usage(nc) }
+    };
+}
