@@ -110,3 +110,15 @@ fn every_zoo_model_gives_the_same_outputs_over_the_emulated_driver() {
         assert!(models.iter().any(|m| m.target == t));
     }
 }
+
+#[test]
+fn discovery_finds_every_emulated_device_node_and_leaves_nothing_open() {
+    let sims = (0..3)
+        .map(|_| Arc::new(Sim::new(SimConfig::new(Target::Trn1))))
+        .collect();
+    let emu = EmulatedDriver::new(sims);
+    assert_eq!(nrt_emu::hal::driver::discover(&emu), vec![0, 1, 2]);
+    assert_eq!(emu.open_fds(), 0, "probe descriptors are closed");
+    let none = EmulatedDriver::new(Vec::new());
+    assert!(nrt_emu::hal::driver::discover(&none).is_empty());
+}

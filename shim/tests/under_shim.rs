@@ -254,7 +254,11 @@ fn device_node_appears_under_the_shim() {
     let (ok, stdout, stderr) = run_child(
         "device_node_appears_under_the_shim",
         "device-trn2",
-        &[("NRT_EMU_SHIM_TARGET", "trn2"), ("NRT_EMU_SHIM_LOG", "1")],
+        &[
+            ("NRT_EMU_SHIM_TARGET", "trn2"),
+            ("NRT_EMU_SHIM_LOG", "1"),
+            ("NRT_EMU_SHIM_DEVICES", "2"),
+        ],
     );
     assert!(ok, "child failed under the shim:\n{stdout}\n{stderr}");
     assert!(stdout.contains("device: all checks passed"), "{stdout}");
@@ -298,11 +302,18 @@ fn device_child(target: Target) {
         // Closed: EBADF, from the real kernel now.
         assert_eq!(libc::ioctl(d, req, info.as_mut_bytes().as_mut_ptr()), -1);
         assert_eq!(errno(), libc::EBADF);
-
-        // Only /dev/neuron0 exists (one device by default); the shim hides any real one.
-        assert_eq!(libc::open(c"/dev/neuron1".as_ptr(), libc::O_RDWR), -1);
-        assert_eq!(errno(), libc::ENOENT);
     }
+    // Discovery sees the configured number of nodes (one by default; the shim hides any real
+    // device); a node beyond them does not exist.
+    let count: u32 = std::env::var("NRT_EMU_SHIM_DEVICES").map_or(1, |s| s.parse().unwrap());
+    assert_eq!(
+        nrt_hal::driver::discover(&RealSyscalls),
+        (0..count).collect::<Vec<_>>()
+    );
+    let beyond = CString::new(format!("/dev/neuron{count}")).unwrap();
+    // SAFETY: NUL-terminated path, no O_CREAT.
+    assert_eq!(unsafe { libc::open(beyond.as_ptr(), libc::O_RDWR) }, -1);
+    assert_eq!(errno(), libc::ENOENT);
 
     // The driver backend over the process's own libc: allocate, map, write through the
     // mapping, read back with MEM_BUF_COPY64, free.

@@ -10,6 +10,7 @@
 //!
 //! | HAL method | ioctl(s) |
 //! |---|---|
+//! | [`discover`] | `open(O_WRONLY)` + `close` of `/dev/neuron0, 1, …` until one does not exist |
 //! | [`DriverHal::open`] | `DEVICE_BASIC_INFO` (arch → [`Target`]), `COMPATIBLE_VERSION` (checked), `DRIVER_INFO_GET` (features, optional) |
 //! | [`Hal::mem_alloc`] | `MEM_ALLOC_V2MT64` (handle through the out-pointer), then `MEM_GET_EXTENDED_INFO` (rounded size, for accounting) |
 //! | [`Hal::mem_free`] | `MEM_FREE` |
@@ -109,6 +110,30 @@ pub fn copy_pieces(len: u64) -> impl Iterator<Item = (u64, u64)> {
 /// The device node of device `index`: `/dev/neuron<index>` (ABI §9).
 pub fn device_path(index: u32) -> String {
     format!("/dev/neuron{index}")
+}
+
+/// Most device nodes [`discover`] probes (`/dev/neuron0` … `/dev/neuron63`).
+pub const MAX_DEVICES: u32 = 64;
+
+/// Device discovery: the indices `N` of the device nodes `/dev/neuron<N>` that open, probing
+/// `0, 1, …` up to [`MAX_DEVICES`] and stopping at the first node that does not exist (the driver
+/// numbers its devices densely from 0, ABI §9). A node that exists but cannot be opened (busy,
+/// permission) is skipped, not reported. Each probe opens the node as a misc fd (`O_WRONLY`,
+/// which does not attach the process to the device, ABI §9) and closes it at once.
+pub fn discover(sys: &dyn Syscalls) -> Vec<u32> {
+    let mut found = Vec::new();
+    for index in 0..MAX_DEVICES {
+        match sys.open(&device_path(index), OFlag::O_WRONLY | OFlag::O_CLOEXEC) {
+            Ok(fd) => {
+                // Nothing to do about a failed close of a probe descriptor.
+                let _ = sys.close(fd);
+                found.push(index);
+            }
+            Err(Errno::ENOENT) | Err(Errno::ENODEV) | Err(Errno::ENXIO) => break,
+            Err(_) => {}
+        }
+    }
+    found
 }
 
 /// Argument structs without user pointers: the driver only reads and writes the struct itself, so
