@@ -38,22 +38,32 @@ pub fn existing() -> Option<&'static EmulatedDriver> {
     DRIVER.get().and_then(|d| d.as_ref().ok())
 }
 
-fn configure() -> Result<EmulatedDriver, String> {
-    let target = match std::env::var("NRT_EMU_SHIM_TARGET") {
-        Err(_) => Target::Trn1,
-        Ok(s) => Target::from_name(&s)
-            .ok_or_else(|| format!("NRT_EMU_SHIM_TARGET={s:?} is not a target (trn1 or trn2)"))?,
-    };
-    let count = match std::env::var("NRT_EMU_SHIM_DEVICES") {
-        Err(_) => 1,
-        Ok(s) => s
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=MAX_DEVICES).contains(n))
-            .ok_or_else(|| {
-                format!("NRT_EMU_SHIM_DEVICES={s:?} is not a device count in 1..={MAX_DEVICES}")
+/// The configuration from the environment: target and device count.
+fn config() -> &'static Result<(Target, usize), String> {
+    static CONFIG: OnceLock<Result<(Target, usize), String>> = OnceLock::new();
+    CONFIG.get_or_init(|| {
+        let target = match std::env::var("NRT_EMU_SHIM_TARGET") {
+            Err(_) => Target::Trn1,
+            Ok(s) => Target::from_name(&s).ok_or_else(|| {
+                format!("NRT_EMU_SHIM_TARGET={s:?} is not a target (trn1 or trn2)")
             })?,
-    };
+        };
+        let count = match std::env::var("NRT_EMU_SHIM_DEVICES") {
+            Err(_) => 1,
+            Ok(s) => s
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=MAX_DEVICES).contains(n))
+                .ok_or_else(|| {
+                    format!("NRT_EMU_SHIM_DEVICES={s:?} is not a device count in 1..={MAX_DEVICES}")
+                })?,
+        };
+        Ok((target, count))
+    })
+}
+
+fn configure() -> Result<EmulatedDriver, String> {
+    let (target, count) = config().clone()?;
     let sims = (0..count)
         .map(|_| std::sync::Arc::new(Sim::new(SimConfig::new(target))))
         .collect();
@@ -62,6 +72,26 @@ fn configure() -> Result<EmulatedDriver, String> {
     }
     Ok(EmulatedDriver::new(sims))
 }
+
+/// Whether the device node `path` (one [`is_device_path`] accepts) exists: its index if so,
+/// else the errno a lookup of it fails with (`ENOENT`; `ENODEV` when the shim's configuration
+/// is invalid).
+pub fn node_index(path: &[u8]) -> Result<u32, libc::c_int> {
+    let count = config().as_ref().map_err(|_| libc::ENODEV)?.1;
+    let index = std::str::from_utf8(&path[b"/dev/neuron".len()..])
+        .ok()
+        .and_then(|n| n.parse::<u32>().ok())
+        .ok_or(libc::ENOENT)?;
+    if (index as usize) < count {
+        Ok(index)
+    } else {
+        Err(libc::ENOENT)
+    }
+}
+
+/// Major number of the emulated device nodes (the driver's is assigned at load time; this one is
+/// from the range Linux reserves for local/experimental use).
+pub const NODE_MAJOR: u32 = 240;
 
 /// Whether `NRT_EMU_SHIM_LOG` asks for a line per answered call.
 pub fn logging() -> bool {

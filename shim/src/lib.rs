@@ -1,6 +1,6 @@
 //! `libnrt_emu_shim.so`: an `LD_PRELOAD` device shim, in the manner of Mesa's drm-shim. Loaded
 //! into any program, it makes `/dev/neuron0` appear and answers the program's `open`, `close`,
-//! `ioctl`, `mmap`, `munmap`, `dup*` and `fcntl` on that node from the simulator, through the
+//! `ioctl`, `mmap`, `munmap`, `dup*`, `fcntl`, `stat*` and `access` on that node from the simulator, through the
 //! same kernel-ABI emulation the in-process tests use ([`nrt_sim::kabi::EmulatedDriver`]). Every
 //! other call goes to the real libc function (`dlsym(RTLD_NEXT, …)`), so the program's ordinary
 //! file, pipe and memory-mapping I/O is untouched.
@@ -22,7 +22,9 @@
 //!
 //! * Paths of the form `/dev/neuron<N>` (absolute, as the driver backend opens them) belong to the
 //!   shim: an index beyond the configured count gives `ENOENT`, so a real device on the machine
-//!   is hidden, never mixed in. The backend reads no sysfs file, so the shim provides none.
+//!   is hidden, never mixed in. `stat`, `statx` and `access` of the nodes report character
+//!   devices ([`node`]), so `test -e /dev/neuron0` and `Path::exists` agree with `open`. The
+//!   backend reads no sysfs file, so the shim provides none.
 //! * A descriptor of an emulated node is a real descriptor of `/dev/null` (so its number is
 //!   reserved by the kernel and can never collide with a real file) mapped, in the shim's table,
 //!   to a descriptor of the emulation. `dup`, `dup2`, `dup3` and `fcntl(F_DUPFD[_CLOEXEC])` share
@@ -48,4 +50,5 @@
 mod device;
 pub mod entry;
 mod files;
+pub mod node;
 mod real;

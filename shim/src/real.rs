@@ -18,6 +18,12 @@ pub type Dup3Fn = unsafe extern "C" fn(c_int, c_int, c_int) -> c_int;
 pub type MmapFn =
     unsafe extern "C" fn(*mut c_void, usize, c_int, c_int, c_int, libc::off_t) -> *mut c_void;
 pub type MunmapFn = unsafe extern "C" fn(*mut c_void, usize) -> c_int;
+pub type StatFn = unsafe extern "C" fn(*const c_char, *mut libc::stat) -> c_int;
+pub type FstatatFn = unsafe extern "C" fn(c_int, *const c_char, *mut libc::stat, c_int) -> c_int;
+pub type StatxFn =
+    unsafe extern "C" fn(c_int, *const c_char, c_int, c_uint, *mut libc::statx) -> c_int;
+pub type AccessFn = unsafe extern "C" fn(*const c_char, c_int) -> c_int;
+pub type FaccessatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, c_int) -> c_int;
 
 /// One cached `dlsym(RTLD_NEXT, …)` lookup.
 struct Slot(AtomicPtr<c_void>);
@@ -73,6 +79,15 @@ real! {
     mmap: MmapFn = c"mmap";
     mmap64: MmapFn = c"mmap64";
     munmap: MunmapFn = c"munmap";
+    stat: StatFn = c"stat";
+    stat64: StatFn = c"stat64";
+    lstat: StatFn = c"lstat";
+    lstat64: StatFn = c"lstat64";
+    fstatat: FstatatFn = c"fstatat";
+    fstatat64: FstatatFn = c"fstatat64";
+    statx: StatxFn = c"statx";
+    access: AccessFn = c"access";
+    faccessat: FaccessatFn = c"faccessat";
 }
 
 /// Sets the calling thread's `errno`.

@@ -310,6 +310,27 @@ fn device_child(target: Target) {
         nrt_hal::driver::discover(&RealSyscalls),
         (0..count).collect::<Vec<_>>()
     );
+    // The nodes exist for stat/statx/access too, as character devices; the next one does not.
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    for i in 0..count {
+        let md = std::fs::metadata(format!("/dev/neuron{i}")).unwrap();
+        assert!(md.file_type().is_char_device());
+        assert_eq!(md.rdev() & 0xff, u64::from(i));
+    }
+    assert!(!Path::new(&format!("/dev/neuron{count}")).exists());
+    // SAFETY: NUL-terminated path.
+    assert_eq!(
+        unsafe { libc::access(c"/dev/neuron0".as_ptr(), libc::R_OK | libc::W_OK) },
+        0
+    );
+    let sh = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "test -c /dev/neuron0 && ! test -e /dev/neuron{count}"
+        ))
+        .status()
+        .unwrap();
+    assert!(sh.success(), "a child shell sees the nodes");
     let beyond = CString::new(format!("/dev/neuron{count}")).unwrap();
     // SAFETY: NUL-terminated path, no O_CREAT.
     assert_eq!(unsafe { libc::open(beyond.as_ptr(), libc::O_RDWR) }, -1);
