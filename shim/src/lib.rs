@@ -40,8 +40,10 @@
 //! # Soundness
 //!
 //! `open`, `openat`, `fcntl` and `ioctl` are C variadic functions, which stable Rust cannot
-//! define; `src/variadic.c` (compiled by `cc`) defines them, reads the optional argument the way
-//! glibc's wrappers do, and calls the fixed-arity Rust entry points in [`entry`]. Rust calls the
+//! define; `src/variadic.c` (compiled by `cc`) implements them, reads the optional argument the
+//! way glibc's wrappers do, and calls the fixed-arity Rust entry points in [`entry`]. The libc
+//! names are exported by naked Rust functions that tail-jump to the C ones ([`trampoline`]
+//! says why). Rust calls the
 //! real variadic functions through typed variadic function pointers, which stable Rust supports.
 //! The shim's own locks are never held while it calls the emulation or libc, so the emulation's
 //! own allocations and mappings (which come back through these same entry points) cannot
@@ -52,3 +54,4 @@ pub mod entry;
 mod files;
 pub mod node;
 mod real;
+pub mod trampoline;

@@ -9,6 +9,11 @@
  * hands a fixed parameter list to the Rust side (src/entry.rs), which decides between the
  * emulated device and the real libc function.
  *
+ * They are named `nrt_emu_shim_c_<name>`, not `<name>`: rustc exports from a cdylib only the
+ * symbols Rust defines, so the libc names are Rust naked functions (src/trampoline.rs) that jump
+ * here with the caller's registers and stack untouched — this function then sees the original
+ * variadic call exactly.
+ *
  * The `variant` numbers tell the Rust side which real function to forward to; they match
  * `entry::OpenVariant` and `entry::FcntlVariant`.
  */
@@ -36,25 +41,25 @@ int nrt_emu_shim_ioctl(int fd, unsigned long request, void *arg);
         }                                                                                         \
     } while (0)
 
-int open(const char *path, int flags, ...) {
+int nrt_emu_shim_c_open(const char *path, int flags, ...) {
     mode_t mode = 0;
     OPEN_MODE(flags, flags, mode);
     return nrt_emu_shim_openat(AT_FDCWD, path, flags, mode, 0);
 }
 
-int open64(const char *path, int flags, ...) {
+int nrt_emu_shim_c_open64(const char *path, int flags, ...) {
     mode_t mode = 0;
     OPEN_MODE(flags, flags, mode);
     return nrt_emu_shim_openat(AT_FDCWD, path, flags, mode, 1);
 }
 
-int openat(int dirfd, const char *path, int flags, ...) {
+int nrt_emu_shim_c_openat(int dirfd, const char *path, int flags, ...) {
     mode_t mode = 0;
     OPEN_MODE(flags, flags, mode);
     return nrt_emu_shim_openat(dirfd, path, flags, mode, 2);
 }
 
-int openat64(int dirfd, const char *path, int flags, ...) {
+int nrt_emu_shim_c_openat64(int dirfd, const char *path, int flags, ...) {
     mode_t mode = 0;
     OPEN_MODE(flags, flags, mode);
     return nrt_emu_shim_openat(dirfd, path, flags, mode, 3);
@@ -70,19 +75,19 @@ int openat64(int dirfd, const char *path, int flags, ...) {
         va_end(ap);                                                                               \
     } while (0)
 
-int fcntl(int fd, int cmd, ...) {
+int nrt_emu_shim_c_fcntl(int fd, int cmd, ...) {
     void *arg;
     FCNTL_ARG(cmd, arg);
     return nrt_emu_shim_fcntl(fd, cmd, arg, 0);
 }
 
-int fcntl64(int fd, int cmd, ...) {
+int nrt_emu_shim_c_fcntl64(int fd, int cmd, ...) {
     void *arg;
     FCNTL_ARG(cmd, arg);
     return nrt_emu_shim_fcntl(fd, cmd, arg, 1);
 }
 
-int ioctl(int fd, unsigned long request, ...) {
+int nrt_emu_shim_c_ioctl(int fd, unsigned long request, ...) {
     void *arg;
     va_list ap;
     va_start(ap, request);
