@@ -189,6 +189,21 @@ fn every_zoo_model_runs_identically_on_the_driver_backend_under_the_shim() {
                 "{name}: output {n} differs between sim and driver-under-shim"
             );
         }
+
+        // Asynchronous execution, several requests in flight: the same report.
+        let args = [
+            "run",
+            path,
+            "--iterations",
+            "4",
+            "--async",
+            "3",
+            "--backend",
+        ];
+        let a = nrt_emu(&[&args[..], &["sim"]].concat(), None);
+        let b = nrt_emu(&[&args[..], &["driver"]].concat(), Some((&so, target)));
+        assert_eq!(report(&a), report(&b), "{name}: async run reports differ");
+        eprintln!("{name}: trace, outputs and sync/async reports identical");
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }
