@@ -196,6 +196,9 @@ pub struct Runtime {
     cfg: RuntimeConfig,
     closed: AtomicBool,
     vcores: Vec<(Vec<NcIndex>, AtomicU32)>,
+    /// Per logical core: held while `recover` decides and resets, so a concurrent load of the
+    /// same core cannot stage between the decision and the reset (issue #8).
+    recovery: Vec<Mutex<()>>,
     cores: Vec<CoreState>,
     registry: RwLock<Registry>,
     next_h_model: AtomicU32,
@@ -260,6 +263,7 @@ impl Runtime {
             queues: (0..nv).map(|_| AsyncQueue::default()).collect(),
         });
         Ok(Runtime {
+            recovery: (0..nv).map(|_| Mutex::new(())).collect(),
             exec,
             hal,
             target,
@@ -517,8 +521,28 @@ impl Runtime {
             self.tnc.release_kept(kept);
         }
         let cores = model.cores.lock().unwrap_or_else(|p| p.into_inner()).take();
+        // Executions already submitted still run on the device and use the model's memory
+        // (instructions, rings, weights): wait until each has been completed by its waiter or
+        // async worker (always within NEURON_RT_EXEC_TIMEOUT per core) before freeing anything.
+        // No new one can start: submits find `cores` empty (issue #8: unload used to free
+        // the memory under running executions).
+        while model.exec.in_flight.load(Ordering::SeqCst) > 0 {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
         for c in cores.into_iter().flatten() {
             c.release(&*self.hal, self);
+        }
+        // The dynamic rings built for this model's executions (issue #8: they were never freed,
+        // so every unload of an executed model leaked device memory).
+        for cache in model
+            .exec
+            .caches
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter_mut()
+            .flatten()
+        {
+            cache.release(&*self.hal);
         }
         self.vcores[model.vnc as usize]
             .1
@@ -588,7 +612,12 @@ impl Runtime {
         let (din, back_in) = self.to_device(&model, inputs)?;
         let (dout, back) = self.to_device(&model, outputs)?;
         let _ = back_in;
-        let ticket = self.exec.submit(&model, &din, &dout)?;
+        let ticket = loop {
+            match self.exec.submit(&model, &din, &dout) {
+                Err(e) if e.status == NrtStatus::QueueFull => self.exec.wait_for_slot(model.vnc)?,
+                r => break r?,
+            }
+        };
         let report = self.exec.complete(&model, &ticket);
         if report.is_ok()
             || report
@@ -648,8 +677,15 @@ impl Runtime {
                 ));
             }
         }
-        self.exec.backpressure(model.vnc)?;
-        let ticket = self.exec.submit(&model, inputs, outputs)?;
+        // Another thread may take the slot backpressure saw free (the check and the submit are
+        // not one step): a full ring then means wait again, not fail (issue #8).
+        let ticket = loop {
+            self.exec.backpressure(model.vnc)?;
+            match self.exec.submit(&model, inputs, outputs) {
+                Err(e) if e.status == NrtStatus::QueueFull => continue,
+                r => break r?,
+            }
+        };
         let req = ExecRequest {
             vnc: model.vnc,
             seq_id: ticket.seq_id,
@@ -678,7 +714,15 @@ impl Runtime {
 
     /// Recovers a poisoned logical core with no model loaded on it: resets its cores and
     /// clears the execution unit (called by `load`).
+    ///
+    /// Every load of `v` passes through here under `v`'s recovery lock: a load that claimed `v`
+    /// while another load was resetting it waits for the reset before it stages, so the reset
+    /// cannot wipe the device state (DMA queues, notification queue) of a model staged
+    /// meanwhile (issue #8: such a model then "succeeded" with outputs partly unwritten).
     fn recover(&self, v: u32) -> Result<()> {
+        let _recovery = self.recovery[v as usize]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let xu = &self.exec.xus[v as usize];
         if !xu.is_poisoned() || self.vcores[v as usize].1.load(Ordering::SeqCst) > 1 {
             return Ok(());

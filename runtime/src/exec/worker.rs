@@ -154,11 +154,13 @@ impl ExecShared {
             for &(nc, _) in &ticket.cores[..n] {
                 hal.semaphore_increment(nc, reserved::INFERENCE_START, 1)?;
             }
+            // Counted while the model's cores are still locked, so an unload (which takes them
+            // under that lock, then drains `in_flight`) cannot miss this execution.
+            model.exec.in_flight.fetch_add(1, Ordering::SeqCst);
             Ok(ticket.cores[0].1)
         })?;
         ticket.seq_id = sub.seq_id;
         ticket.compute_idx = sub.compute_idx;
-        model.exec.in_flight.fetch_add(1, Ordering::SeqCst);
         Ok(ticket)
     }
 
@@ -301,10 +303,13 @@ impl ExecShared {
         q.cond.notify_all();
     }
 
-    /// Blocks until fewer than the in-flight limit are pending on `vnc`.
+    /// Blocks until fewer than the in-flight limit are pending on `vnc`. The limit is
+    /// `NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS`, capped at the execution unit's ring capacity
+    /// ([`crate::exec::REQ_SLOTS`]): a larger setting would otherwise let submits through to a
+    /// full ring and fail with `NRT_QUEUE_FULL` instead of waiting (issue #8).
     pub fn backpressure(self: &Arc<Self>, vnc: u32) -> Result<()> {
-        let limit = self.cfg.async_max_inflight.max(1) as u64;
         let xu = &self.xus[vnc as usize];
+        let limit = (self.cfg.async_max_inflight.max(1) as u64).min(xu.capacity() as u64);
         if xu.in_flight() < limit {
             return Ok(());
         }
@@ -324,6 +329,29 @@ impl ExecShared {
                 .wait_timeout(s, (deadline - now).min(Duration::from_millis(50)))
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
+        }
+        Ok(())
+    }
+
+    /// Waits (up to `NEURON_RT_EXEC_TIMEOUT`) until `vnc`'s execution unit has a free ring slot.
+    /// Sync executions retire in order, so one slow waiter can hold back the retirement of the
+    /// executions behind it and fill the ring although few are really running; a sync submit
+    /// that finds the ring full waits here and retries rather than failing with
+    /// `NRT_QUEUE_FULL` (issue #8).
+    pub fn wait_for_slot(&self, vnc: u32) -> Result<()> {
+        let xu = &self.xus[vnc as usize];
+        let deadline = Instant::now() + self.cfg.exec_timeout;
+        while xu.in_flight() >= u64::from(xu.capacity()) {
+            if Instant::now() >= deadline {
+                return Err(Error::new(
+                    NrtStatus::Timeout,
+                    format!(
+                        "execution unit {vnc}: no in-flight execution retired within {:?}",
+                        self.cfg.exec_timeout
+                    ),
+                ));
+            }
+            std::thread::sleep(Duration::from_micros(100));
         }
         Ok(())
     }
