@@ -5,7 +5,7 @@
 //! ([`crate::exec::ticket`]) and the async completion hand-off ([`crate::exec::handoff`]) —
 //! take their atomics, mutexes and condition variables from here instead of `std::sync`.
 //! Normally these are `std`'s; under `--cfg loom` they are loom's, so the model checker
-//! explores every interleaving of the production code itself (`runtime/tests/loom_*.rs`).
+//! explores every interleaving of the production code itself (`runtime/tests/loom.rs`).
 //!
 //! Only what both libraries provide with the same signatures is re-exported. Under loom a
 //! condition variable's timed wait never times out, so a missed notification shows up as a

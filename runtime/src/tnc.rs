@@ -36,7 +36,7 @@
 //! UUID under it.
 //!
 //! The slot's mutex and condition variable come from [`crate::sync`], so the rendezvous is
-//! model-checked with loom (`runtime/tests/loom_tnc.rs`); the cached values are plain
+//! model-checked with loom (`runtime/tests/loom/tnc.rs`); the cached values are plain
 //! `std::sync::Arc`s handed to the callers.
 
 use std::sync::Arc;

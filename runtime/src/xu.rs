@@ -72,7 +72,7 @@
 //! the stage is a generic closure, and only error messages build `String`s.
 //!
 //! The atomics, the fence and the submit mutex come from [`crate::sync`], so under
-//! `--cfg loom` the ring is model-checked as it is (`runtime/tests/loom_xu.rs`); only APIs
+//! `--cfg loom` the ring is model-checked as it is (`runtime/tests/loom/xu.rs`); only APIs
 //! loom also has are used.
 
 use crate::error::{Error, Result};

@@ -16,7 +16,7 @@
 //!
 //! It does not know what an execution is or how it completes ([`super::worker`] does). The
 //! mutex and condition variable come from [`crate::sync`], so this module is model-checked
-//! with loom as it is (`runtime/tests/loom_exec.rs`).
+//! with loom as it is (`runtime/tests/loom/exec.rs`).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};

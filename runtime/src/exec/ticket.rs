@@ -15,7 +15,7 @@
 //!
 //! It knows nothing of the device: what "create", "stage" and "doorbell" do is the caller's
 //! ([`super::CoreExec`] and the HAL). The lock comes from [`crate::sync`], so this module is
-//! model-checked with loom as it is (`runtime/tests/loom_exec.rs`).
+//! model-checked with loom as it is (`runtime/tests/loom/exec.rs`).
 
 use crate::sync::{Mutex, MutexGuard, PoisonError};
 
