@@ -17,6 +17,7 @@
 //! | [`exec`] | the execute path: bind, stage, doorbell, complete, async workers | 001, 003 |
 //! | [`nrt`] | the `nrt.h`-shaped lifecycle guard (`NRT_UNINITIALIZED`, `NRT_CLOSED`) | 003 §1 |
 //! | [`runtime`] | init, load orchestration (S0–S5), the registry, unload | 000 |
+//! | `sync` | the std/loom seam of the concurrency kernels (model-checked with `--cfg loom`) | — |
 //!
 //! The runtime sees a device only through the HAL; it never asks which backend it runs on.
 
@@ -30,6 +31,7 @@ pub mod neff;
 pub mod nrt;
 pub mod runtime;
 pub mod status;
+mod sync;
 pub mod tensor;
 pub mod tnc;
 pub mod xu;

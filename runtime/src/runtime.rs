@@ -42,6 +42,7 @@ use nrt_hal::{DeviceAddr, Hal, MemHandle, NcIndex, Target};
 use crate::config::RuntimeConfig;
 use crate::error::{Error, Result};
 use crate::exec::dynring;
+use crate::exec::ticket::ComputeReqLock;
 use crate::exec::worker::{AsyncQueue, ExecRequest, ExecShared};
 use crate::exec::{validate_sets, ExecReport};
 use crate::kbin::build::{build_model, BuildOptions};
@@ -256,7 +257,7 @@ impl Runtime {
             hal: hal.clone(),
             target,
             cfg: cfg.clone(),
-            cores: (0..info.nc_count).map(|_| Mutex::new(None)).collect(),
+            cores: (0..info.nc_count).map(|_| ComputeReqLock::new()).collect(),
             xus: (0..nv)
                 .map(|v| ExecutionUnit::new(v as u16, capacity))
                 .collect(),
@@ -729,11 +730,7 @@ impl Runtime {
         }
         let mut mask = 0u32;
         for nc in &self.vcores[v as usize].0 {
-            if let Some(ce) = self.exec.cores[nc.index()]
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take()
-            {
+            if let Some(ce) = self.exec.cores[nc.index()].reset() {
                 ce.release(&*self.hal);
             }
             mask |= 1 << nc.0;

@@ -34,8 +34,14 @@
 //! `Failed` and wakes **every** waiter, so no waiter can deadlock on a creator that gave up.
 //! A waiter keeps its reference while it waits, so the slot cannot be recycled for another
 //! UUID under it.
+//!
+//! The slot's mutex and condition variable come from [`crate::sync`], so the rendezvous is
+//! model-checked with loom (`runtime/tests/loom/tnc.rs`); the cached values are plain
+//! `std::sync::Arc`s handed to the callers.
 
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
+
+use crate::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 /// The state of the cache slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +91,18 @@ struct Slot<T> {
     waiters: u64,
     /// Number of Creator roles handed out.
     creations: u64,
+}
+
+impl<T> Slot<T> {
+    /// The free slot.
+    const UNINIT: Self = Slot {
+        state: TncState::Uninit,
+        uuid: [0; 16],
+        value: None,
+        users: 0,
+        waiters: 0,
+        creations: 0,
+    };
 }
 
 /// The single-slot, UUID-keyed parse cache. Generic over the cached value.
@@ -247,16 +265,19 @@ impl<T> Drop for Lease<'_, T> {
 
 impl<T> TncCache<T> {
     /// An empty (`Uninit`) cache.
+    #[cfg(not(loom))]
     pub const fn new() -> Self {
         TncCache {
-            slot: Mutex::new(Slot {
-                state: TncState::Uninit,
-                uuid: [0; 16],
-                value: None,
-                users: 0,
-                waiters: 0,
-                creations: 0,
-            }),
+            slot: Mutex::new(Slot::UNINIT),
+            cond: Condvar::new(),
+        }
+    }
+
+    /// An empty (`Uninit`) cache (loom's primitives have no `const` constructors).
+    #[cfg(loom)]
+    pub fn new() -> Self {
+        TncCache {
+            slot: Mutex::new(Slot::UNINIT),
             cond: Condvar::new(),
         }
     }

@@ -71,24 +71,13 @@
 //! The submit path allocates nothing after [`ExecutionUnit::new`]: the ring is allocated once,
 //! the stage is a generic closure, and only error messages build `String`s.
 //!
-//! The `sync` seam at the top of the file switches the atomics and the mutex to loom's under
-//! `--cfg loom`, so the ring can be model-checked; only APIs loom also has are used.
-
-#![allow(unexpected_cfgs)]
-
-#[cfg(loom)]
-use loom::sync::{
-    atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering},
-    Mutex,
-};
-#[cfg(not(loom))]
-use std::sync::{
-    atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering},
-    Mutex,
-};
+//! The atomics, the fence and the submit mutex come from [`crate::sync`], so under
+//! `--cfg loom` the ring is model-checked as it is (`runtime/tests/loom/xu.rs`); only APIs
+//! loom also has are used.
 
 use crate::error::{Error, Result};
 use crate::status::NrtStatus;
+use crate::sync::{fence, AtomicBool, AtomicU32, AtomicU64, Mutex, Ordering, PoisonError};
 
 /// Bits of a sequence id that hold the ring position.
 pub const SEQ_INDEX_MASK: u64 = 0xFFFF_FFFF_FFFF;
@@ -354,9 +343,7 @@ impl ExecutionUnit {
         // A stage that panicked poisoned the XU itself (PoisonOnUnwind) and left the producer
         // state consistent (nothing is written before the stage returns), so the mutex's own
         // poisoning carries no extra information.
-        self.producer
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.producer.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The submit funnel (seed 003 §4): gate, decide the model switch, stage + doorbell, publish.

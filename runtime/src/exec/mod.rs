@@ -4,8 +4,10 @@
 //!
 //! [`CoreExec`] owns the core's hardware exec queue and IO queue ([`ring::HostRing`]), a page of
 //! runtime words and 64 request slots, the skip-config cache, and the notification-queue reader.
-//! Its mutex is the `compute_req_lock`: a logical core's executions take the lock of its first
-//! core, then stage every core of the vcore in order (lockstep, seed 003 §4).
+//! The core's [`ticket::ComputeReqLock`] (the `compute_req_lock`) guards it and issues the
+//! core's dense execution indices: a logical core's executions take the lock of its first core,
+//! then stage every core of the vcore in order (lockstep, seed 003 §4), see
+//! [`ticket::stage_lockstep`].
 //!
 //! # One execution
 //!
@@ -30,7 +32,9 @@
 //! are refused at execution with `NRT_INVALID`.
 
 pub mod dynring;
+pub mod handoff;
 pub mod ring;
+pub mod ticket;
 pub mod worker;
 
 use std::collections::BTreeMap;
@@ -75,7 +79,8 @@ pub struct ExecReport {
     pub cycles: Vec<u64>,
 }
 
-/// Per-core execution state (the `compute_req_lock` guards it).
+/// Per-core execution state (the core's [`ticket::ComputeReqLock`] guards it and issues its
+/// execution indices).
 #[derive(Debug)]
 pub struct CoreExec {
     nc: NcIndex,
@@ -83,8 +88,6 @@ pub struct CoreExec {
     io_ring: HostRing,
     page: MemHandle,
     page_pa: DeviceAddr,
-    /// Executions staged on this core so far.
-    pub staged: u64,
     last_config: Option<([u8; 32], [u8; 32])>,
     nq: NotificationQueue,
     shadow: Vec<u8>,
@@ -154,7 +157,6 @@ impl CoreExec {
                 io_ring,
                 page,
                 page_pa,
-                staged: 0,
                 last_config: None,
                 shadow: vec![0; nq.size as usize],
                 nq,
@@ -181,11 +183,13 @@ impl CoreExec {
         DeviceAddr::new(self.page_pa.raw() + off)
     }
 
-    /// Stages one execution of `core` (bind + stage of the module docs) and returns its index
-    /// on this core.
+    /// Stages one execution of `core` (bind + stage of the module docs) as execution `index`
+    /// of this core: the ticket [`ticket::ComputeReqGuard::issue`] hands out, which advances
+    /// only if this succeeds.
     #[allow(clippy::too_many_arguments)]
     pub fn stage(
         &mut self,
+        index: u64,
         hal: &dyn Hal,
         target: Target,
         core: &CoreModel,
@@ -194,10 +198,9 @@ impl CoreExec {
         config: ([u8; 32], [u8; 32]),
         model_switch: bool,
         skip_config: bool,
-    ) -> Result<u64> {
+    ) -> Result<()> {
         self.io_ring.discard();
         self.exec_ring.discard();
-        let index = self.staged;
         let completed = hal.semaphore_read(self.nc, reserved::COMPLETION)?.max(0) as u64;
         if index >= completed + REQ_SLOTS {
             return Err(Error::new(
@@ -311,9 +314,7 @@ impl CoreExec {
         self.exec_ring.push(hal, count_pa, rx_tail, 4, false)?;
         self.exec_ring.push(hal, count_pa, tx_tail, 4, true)?;
         self.io_ring.flush(hal)?;
-        self.exec_ring.flush(hal)?;
-        self.staged += 1;
-        Ok(index)
+        self.exec_ring.flush(hal)
     }
 
     /// Reads every new notification into the pending table.

@@ -9,9 +9,8 @@
 //! async) into its bind stage; here the mode is the [`ExecMode`] enum, whose discriminants keep
 //! that inversion for anyone comparing traces.
 
-use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -21,6 +20,8 @@ use nrt_hal::notify::Notification;
 use nrt_hal::target::reserved;
 use nrt_hal::{Hal, HalError, NcIndex, Target};
 
+use super::handoff::Handoff;
+use super::ticket::{stage_lockstep, ComputeReqLock};
 use super::{status_of, CoreExec, ExecReport};
 use crate::config::RuntimeConfig;
 use crate::error::{Error, Result};
@@ -38,8 +39,7 @@ pub enum ExecMode {
     Sync = 1,
 }
 
-/// The most cores a logical core has (LNC=2).
-pub const MAX_VCORE: usize = 2;
+pub use super::ticket::MAX_VCORE;
 
 /// A staged execution awaiting completion.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -63,18 +63,10 @@ pub struct ExecRequest {
     pub seq_id: u64,
 }
 
-#[derive(Default)]
-struct AsyncState {
-    pending: VecDeque<(Arc<LoadedModel>, Ticket)>,
-    results: BTreeMap<u64, Result<ExecReport>>,
-    shutdown: bool,
-}
-
 /// One vcore's async queue and worker.
 #[derive(Default)]
 pub struct AsyncQueue {
-    state: Mutex<AsyncState>,
-    cond: Condvar,
+    handoff: Handoff<(Arc<LoadedModel>, Ticket), Result<ExecReport>>,
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -86,8 +78,9 @@ pub struct ExecShared {
     pub target: Target,
     /// Settings.
     pub cfg: RuntimeConfig,
-    /// Per physical core: execution state (created at its first execution).
-    pub cores: Vec<Mutex<Option<CoreExec>>>,
+    /// Per physical core: the `compute_req_lock` and the execution state it guards (created at
+    /// the core's first execution).
+    pub cores: Vec<ComputeReqLock<CoreExec>>,
     /// Per logical core: the execution unit.
     pub xus: Vec<ExecutionUnit>,
     /// Per logical core: the async queue.
@@ -118,42 +111,39 @@ impl ExecShared {
                 Error::new(NrtStatus::InvalidHandle, "the model is being unloaded")
             })?;
             let mut caches = lock(&model.exec.caches);
-            // compute_req_lock: the first core's, then the others in order.
-            let mut guards: [Option<MutexGuard<'_, Option<CoreExec>>>; MAX_VCORE] = [None, None];
-            for (i, g) in guards.iter_mut().enumerate().take(n) {
-                *g = Some(lock(&self.cores[model.tpbs[i].index()]));
-            }
-            for i in 0..n {
-                let nc = model.tpbs[i];
-                let g = guards[i].as_mut().expect("locked above");
-                if g.is_none() {
-                    **g = Some(CoreExec::new(hal, nc)?);
-                }
-                let ce = g.as_mut().expect("created above");
-                let core = &cores[i];
-                let io_pa = |var: u32| {
-                    let io = core.io_vars.get(&var)?;
-                    let set = if io.is_input { inputs } else { outputs };
-                    set.get(&io.name)?.device_addr()
-                };
-                let idx = ce.stage(
-                    hal,
-                    self.target,
-                    core,
-                    &io_pa,
-                    &mut caches[i],
-                    model.exec.config[i],
-                    switch,
-                    self.cfg.skip_config_optimization,
-                )?;
-                ticket.cores[i] = (nc, idx);
+            // compute_req_lock: the first core's, then the others in order; stage every core,
+            // then one INFERENCE_START increment each (the doorbells).
+            let tickets = stage_lockstep(
+                model.tpbs[..n].iter().map(|nc| &self.cores[nc.index()]),
+                |i| CoreExec::new(hal, model.tpbs[i]),
+                |i, index, ce| {
+                    let core = &cores[i];
+                    let io_pa = |var: u32| {
+                        let io = core.io_vars.get(&var)?;
+                        let set = if io.is_input { inputs } else { outputs };
+                        set.get(&io.name)?.device_addr()
+                    };
+                    ce.stage(
+                        index,
+                        hal,
+                        self.target,
+                        core,
+                        &io_pa,
+                        &mut caches[i],
+                        model.exec.config[i],
+                        switch,
+                        self.cfg.skip_config_optimization,
+                    )
+                },
+                |i| {
+                    hal.semaphore_increment(model.tpbs[i], reserved::INFERENCE_START, 1)
+                        .map_err(Error::from)
+                },
+            )?;
+            for ((slot, &nc), idx) in ticket.cores.iter_mut().zip(&model.tpbs[..n]).zip(tickets) {
+                *slot = (nc, idx);
             }
             ticket.n = n;
-            drop(guards);
-            // Doorbell: every core staged, now one INFERENCE_START increment each.
-            for &(nc, _) in &ticket.cores[..n] {
-                hal.semaphore_increment(nc, reserved::INFERENCE_START, 1)?;
-            }
             // Counted while the model's cores are still locked, so an unload (which takes them
             // under that lock, then drains `in_flight`) cannot miss this execution.
             model.exec.in_flight.fetch_add(1, Ordering::SeqCst);
@@ -218,9 +208,9 @@ impl ExecShared {
                 Err(e) => return Err(e.into()),
             }
             let entries = {
-                let mut g = lock(&self.cores[nc.index()]);
+                let mut g = self.cores[nc.index()].lock();
                 let ce = g
-                    .as_mut()
+                    .state_mut()
                     .ok_or_else(|| Error::failure("core state vanished"))?;
                 ce.take(hal, idx)?
             };
@@ -256,8 +246,7 @@ impl ExecShared {
         let q = &self.queues[vnc as usize];
         let mut w = lock(&q.worker);
         if w.is_none() {
-            lock(&q.state)
-                .pending
+            q.handoff
                 .reserve(self.cfg.async_max_inflight.max(1) as usize + 1);
             // +1: a retire frees a slot just before the worker pops its entry, so a submitter
             // can push while the finished entry is still queued.
@@ -274,33 +263,16 @@ impl ExecShared {
 
     fn worker(&self, vnc: u32) {
         let q = &self.queues[vnc as usize];
-        loop {
-            let (model, ticket) = {
-                let mut s = lock(&q.state);
-                loop {
-                    if let Some(front) = s.pending.front() {
-                        break front.clone();
-                    }
-                    if s.shutdown {
-                        return;
-                    }
-                    s = q.cond.wait(s).unwrap_or_else(|p| p.into_inner());
-                }
-            };
+        while let Some((model, ticket)) = q.handoff.next() {
             let r = self.complete(&model, &ticket);
-            let mut s = lock(&q.state);
-            s.pending.pop_front();
-            s.results.insert(ticket.seq_id, r);
-            q.cond.notify_all();
+            q.handoff.finish(ticket.seq_id, r);
         }
     }
 
     /// Queues a staged async execution for its worker.
     pub fn enqueue(self: &Arc<Self>, model: Arc<LoadedModel>, ticket: Ticket) {
         let q = self.async_queue(model.vnc);
-        let mut s = lock(&q.state);
-        s.pending.push_back((model, ticket));
-        q.cond.notify_all();
+        q.handoff.push((model, ticket));
     }
 
     /// Blocks until fewer than the in-flight limit are pending on `vnc`. The limit is
@@ -314,23 +286,19 @@ impl ExecShared {
             return Ok(());
         }
         let q = self.async_queue(vnc);
-        let deadline = Instant::now() + self.cfg.exec_timeout;
-        let mut s = lock(&q.state);
-        while xu.in_flight() >= limit {
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(Error::new(
-                    NrtStatus::Timeout,
-                    "no in-flight execution retired in time",
-                ));
-            }
-            s = q
-                .cond
-                .wait_timeout(s, (deadline - now).min(Duration::from_millis(50)))
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+        // The worker publishes after each retire; the recheck covers retires by other paths.
+        if q.handoff.wait_until(
+            || xu.in_flight() < limit,
+            self.cfg.exec_timeout,
+            Duration::from_millis(50),
+        ) {
+            Ok(())
+        } else {
+            Err(Error::new(
+                NrtStatus::Timeout,
+                "no in-flight execution retired in time",
+            ))
         }
-        Ok(())
     }
 
     /// Waits (up to `NEURON_RT_EXEC_TIMEOUT`) until `vnc`'s execution unit has a free ring slot.
@@ -359,41 +327,27 @@ impl ExecShared {
     /// The result of async request `req`, waiting up to `timeout`.
     pub fn wait(self: &Arc<Self>, req: ExecRequest, timeout: Duration) -> Result<ExecReport> {
         let q = self.async_queue(req.vnc);
-        let deadline = Instant::now() + timeout;
-        let mut s = lock(&q.state);
-        loop {
-            if let Some(r) = s.results.remove(&req.seq_id) {
-                return r;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(Error::new(
-                    NrtStatus::Timeout,
-                    format!(
-                        "async request {:#x} not complete after {timeout:?}",
-                        req.seq_id
-                    ),
-                ));
-            }
-            s = q
-                .cond
-                .wait_timeout(s, deadline - now)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-        }
+        q.handoff.wait(req.seq_id, timeout).unwrap_or_else(|| {
+            Err(Error::new(
+                NrtStatus::Timeout,
+                format!(
+                    "async request {:#x} not complete after {timeout:?}",
+                    req.seq_id
+                ),
+            ))
+        })
     }
 
     /// The result of `req` if it is complete.
     pub fn poll(self: &Arc<Self>, req: ExecRequest) -> Option<Result<ExecReport>> {
         let q = self.async_queue(req.vnc);
-        lock(&q.state).results.remove(&req.seq_id)
+        q.handoff.poll(req.seq_id)
     }
 
     /// Stops and joins every worker.
     pub fn shutdown(&self) {
         for q in &self.queues {
-            lock(&q.state).shutdown = true;
-            q.cond.notify_all();
+            q.handoff.shutdown();
             if let Some(h) = lock(&q.worker).take() {
                 let _ = h.join();
             }

@@ -1,0 +1,172 @@
+//! The hand-off between a logical core's API threads and its async worker (seed 003 §1 async
+//! fork, §6): staged executions go in, in submission order; their results come out, keyed by
+//! sequence id, to whoever waits for them.
+//!
+//! # What this module owns
+//!
+//! * The FIFO of staged executions the worker has not finished, and the results it published.
+//! * The blocking: the worker sleeps until there is work or a shutdown, and a waiter sleeps
+//!   until its result is published, a predicate holds, or its timeout passes, all on one
+//!   condition variable notified (to all) on every change.
+//!
+//! An execution stays at the front of the FIFO while the worker completes it and leaves it
+//! only in the same critical section that publishes its result, so a waiter never sees it in
+//! neither place. Failed executions (including those that poisoned the execution unit) are
+//! published like successful ones, with their error: a waiter wakes either way.
+//!
+//! It does not know what an execution is or how it completes ([`super::worker`] does). The
+//! mutex and condition variable come from [`crate::sync`], so this module is model-checked
+//! with loom as it is (`runtime/tests/loom/exec.rs`).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use crate::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+
+struct Board<J, R> {
+    pending: VecDeque<J>,
+    results: BTreeMap<u64, R>,
+    shutdown: bool,
+}
+
+/// One logical core's queue of staged jobs `J` and published results `R`.
+pub struct Handoff<J, R> {
+    board: Mutex<Board<J, R>>,
+    cond: Condvar,
+}
+
+impl<J, R> Default for Handoff<J, R> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<J, R> std::fmt::Debug for Handoff<J, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let b = self.lock();
+        f.debug_struct("Handoff")
+            .field("pending", &b.pending.len())
+            .field("results", &b.results.len())
+            .field("shutdown", &b.shutdown)
+            .finish()
+    }
+}
+
+impl<J, R> Handoff<J, R> {
+    /// An empty, running hand-off.
+    pub fn new() -> Self {
+        Handoff {
+            board: Mutex::new(Board {
+                pending: VecDeque::new(),
+                results: BTreeMap::new(),
+                shutdown: false,
+            }),
+            cond: Condvar::new(),
+        }
+    }
+
+    /// The board lock. Every update is a single queue or map operation, so a panic while
+    /// holding it leaves the board consistent and poisoning is ignored.
+    fn lock(&self) -> MutexGuard<'_, Board<J, R>> {
+        self.board.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn wait_timeout<'a>(
+        &self,
+        b: MutexGuard<'a, Board<J, R>>,
+        timeout: Duration,
+    ) -> MutexGuard<'a, Board<J, R>> {
+        self.cond
+            .wait_timeout(b, timeout)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+    }
+
+    /// Makes room for `additional` pending jobs without reallocating later.
+    pub fn reserve(&self, additional: usize) {
+        self.lock().pending.reserve(additional);
+    }
+
+    /// Queues a staged job for the worker.
+    pub fn push(&self, job: J) {
+        self.lock().pending.push_back(job);
+        self.cond.notify_all();
+    }
+
+    /// The worker's side: blocks until a job is pending and returns (a copy of) the oldest,
+    /// which stays queued until [`finish`](Self::finish); `None` once shut down and drained.
+    pub fn next(&self) -> Option<J>
+    where
+        J: Clone,
+    {
+        let mut b = self.lock();
+        loop {
+            if let Some(front) = b.pending.front() {
+                return Some(front.clone());
+            }
+            if b.shutdown {
+                return None;
+            }
+            b = self.cond.wait(b).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// The worker's side: the oldest job finished with `result`, published under `seq_id`.
+    /// Wakes every waiter.
+    pub fn finish(&self, seq_id: u64, result: R) {
+        {
+            let mut b = self.lock();
+            b.pending.pop_front();
+            b.results.insert(seq_id, result);
+        }
+        self.cond.notify_all();
+    }
+
+    /// Takes the result published under `seq_id`, waiting up to `timeout` for it; `None` if it
+    /// was not published in time.
+    pub fn wait(&self, seq_id: u64, timeout: Duration) -> Option<R> {
+        let deadline = Instant::now() + timeout;
+        let mut b = self.lock();
+        loop {
+            if let Some(r) = b.results.remove(&seq_id) {
+                return Some(r);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            b = self.wait_timeout(b, deadline - now);
+        }
+    }
+
+    /// Takes the result published under `seq_id`, if it is.
+    pub fn poll(&self, seq_id: u64) -> Option<R> {
+        self.lock().results.remove(&seq_id)
+    }
+
+    /// Blocks until `ready()` holds, waking at every publish and at least every `recheck`
+    /// (for conditions that change without a publish); `false` if `timeout` passed first.
+    pub fn wait_until(
+        &self,
+        ready: impl Fn() -> bool,
+        timeout: Duration,
+        recheck: Duration,
+    ) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut b = self.lock();
+        while !ready() {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            b = self.wait_timeout(b, (deadline - now).min(recheck));
+        }
+        true
+    }
+
+    /// Asks the worker to stop once the pending jobs are done, and wakes it.
+    pub fn shutdown(&self) {
+        self.lock().shutdown = true;
+        self.cond.notify_all();
+    }
+}
