@@ -178,6 +178,7 @@ impl ExecShared {
                 | NrtStatus::ExecHwErrDmaAbort
                 | NrtStatus::ExecHwErrHbmUe
                 | NrtStatus::ExecSwNqOverflow
+                | NrtStatus::ExecUnitUnrecoverable
                 | NrtStatus::HwError
         ) {
             // The device needs a reset before this unit can run again.
