@@ -197,8 +197,9 @@ pub struct Runtime {
     closed: AtomicBool,
     vcores: Vec<(Vec<NcIndex>, AtomicU32)>,
     /// Per logical core: held while `recover` decides and resets, so a concurrent load of the
-    /// same core cannot stage between the decision and the reset (issue #8).
-    recovery: Vec<Mutex<()>>,
+    /// same core cannot stage between the decision and the reset (issue #8). It guards the
+    /// number of loads past that point — staging, loaded, or being unloaded — on the core.
+    recovery: Vec<Mutex<u32>>,
     cores: Vec<CoreState>,
     registry: RwLock<Registry>,
     next_h_model: AtomicU32,
@@ -263,7 +264,7 @@ impl Runtime {
             queues: (0..nv).map(|_| AsyncQueue::default()).collect(),
         });
         Ok(Runtime {
-            recovery: (0..nv).map(|_| Mutex::new(())).collect(),
+            recovery: (0..nv).map(|_| Mutex::new(0)).collect(),
             exec,
             hal,
             target,
@@ -355,9 +356,13 @@ impl Runtime {
         let header = NeffHeader::parse(neff)?;
         header.validate()?;
         let v = self.claim_vcore(vnc)?;
-        let result = self
-            .recover(v)
-            .and_then(|()| self.load_on(neff, &header, v));
+        let result = self.recover(v).and_then(|()| {
+            let r = self.load_on(neff, &header, v);
+            if r.is_err() {
+                self.leave(v);
+            }
+            r
+        });
         if result.is_err() {
             self.vcores[v as usize].1.fetch_sub(1, Ordering::SeqCst);
         }
@@ -544,6 +549,7 @@ impl Runtime {
         {
             cache.release(&*self.hal);
         }
+        self.leave(model.vnc);
         self.vcores[model.vnc as usize]
             .1
             .fetch_sub(1, Ordering::SeqCst);
@@ -719,12 +725,19 @@ impl Runtime {
     /// while another load was resetting it waits for the reset before it stages, so the reset
     /// cannot wipe the device state (DMA queues, notification queue) of a model staged
     /// meanwhile (issue #8: such a model then "succeeded" with outputs partly unwritten).
+    ///
+    /// "No model on it" counts the loads that passed this point (staging, loaded, or being
+    /// unloaded: each has device state on the core), not the loads still waiting to get here:
+    /// those stage only after the reset. (Counting every claim starved recovery when loads of
+    /// one core overlap, which they do whenever several threads reload after a fault.) On
+    /// success the caller is counted until [`Runtime::leave`].
     fn recover(&self, v: u32) -> Result<()> {
-        let _recovery = self.recovery[v as usize]
+        let mut holders = self.recovery[v as usize]
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         let xu = &self.exec.xus[v as usize];
-        if !xu.is_poisoned() || self.vcores[v as usize].1.load(Ordering::SeqCst) > 1 {
+        if !xu.is_poisoned() || *holders > 0 {
+            *holders += 1;
             return Ok(());
         }
         let mut mask = 0u32;
@@ -740,7 +753,16 @@ impl Runtime {
         }
         self.hal.nc_reset(mask)?;
         xu.reset();
+        *holders += 1;
         Ok(())
+    }
+
+    /// A load counted by [`Runtime::recover`] failed, or its model was unloaded.
+    fn leave(&self, v: u32) {
+        let mut holders = self.recovery[v as usize]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        *holders = holders.saturating_sub(1);
     }
 }
 
