@@ -518,13 +518,23 @@ impl Worker<'_> {
             self.rng.below(vcores as u64) as i32
         };
         // A poisoned core recovers at a load only when no other model is on it. Loads that
-        // keep landing on it (the least used core, for `-1`) while other workers still hold
-        // models there keep it poisoned, so most loads go to a healthy core instead: the
-        // poisoned one empties (see `heal`) and a later load recovers it.
-        if (0..vcores).any(|v| rt.is_poisoned(v)) && self.rng.chance(90) {
-            let healthy: Vec<u32> = (0..vcores).filter(|&v| !rt.is_poisoned(v)).collect();
-            if !healthy.is_empty() {
-                vnc = healthy[self.rng.below(healthy.len() as u64) as usize] as i32;
+        // keep landing on it while other workers' models are still there keep it poisoned,
+        // so a load goes to a poisoned core only when it is empty (and will recover it);
+        // otherwise to a healthy core, or nowhere. `heal` empties poisoned cores.
+        if (0..vcores).any(|v| rt.is_poisoned(v)) {
+            let models = rt.models();
+            let usable = |v: u32| {
+                !rt.is_poisoned(v)
+                    || !models
+                        .iter()
+                        .any(|&id| rt.model(id).is_ok_and(|m| m.vnc == v))
+            };
+            if vnc < 0 || !usable(vnc as u32) {
+                let ok: Vec<u32> = (0..vcores).filter(|&v| usable(v)).collect();
+                if ok.is_empty() {
+                    return;
+                }
+                vnc = ok[self.rng.below(ok.len() as u64) as usize] as i32;
             }
         }
         let what = format!("load {} on vnc {vnc}", case.m.id());
