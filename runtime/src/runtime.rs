@@ -207,9 +207,27 @@ pub struct Runtime {
     exec: Arc<ExecShared>,
 }
 
+/// Dropping the runtime gives the device back as `Runtime::new` found it: the async workers
+/// are stopped (each first completes what it was waiting for), every model still loaded is
+/// unloaded, each core's execution state (exec and IO rings, request page) is freed, and the
+/// cores that had one are reset — the device frees a core's notification queue only on a
+/// reset. So the device's memory accounting returns to its value before `Runtime::new`.
 impl Drop for Runtime {
     fn drop(&mut self) {
         self.exec.shutdown();
+        for id in self.models() {
+            let _ = self.unload_model(id);
+        }
+        let mut mask = 0u32;
+        for (n, slot) in self.exec.cores.iter().enumerate() {
+            if let Some(ce) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                ce.release(&*self.hal);
+                mask |= 1 << n;
+            }
+        }
+        if mask != 0 {
+            let _ = self.hal.nc_reset(mask);
+        }
     }
 }
 
@@ -508,6 +526,10 @@ impl Runtime {
     /// Unloads a model: everything its load allocated is freed.
     pub fn unload(&self, id: ModelId) -> Result<()> {
         self.check_open()?;
+        self.unload_model(id)
+    }
+
+    fn unload_model(&self, id: ModelId) -> Result<()> {
         let model = {
             let mut reg = self.registry.write().unwrap_or_else(|p| p.into_inner());
             reg.models.remove(&id.0).ok_or_else(|| {
