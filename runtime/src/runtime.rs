@@ -456,12 +456,23 @@ impl Runtime {
             )));
         }
         // ---- S4/S5 ----
-        let h_model = self.next_h_model.fetch_add(1, Ordering::SeqCst);
+        // Handles never wrap: a wrapped counter would hand out the handle of a live model.
+        let h_model = self
+            .next_h_model
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |h| h.checked_add(1))
+            .map_err(|_| handles_exhausted("H_MODEL"))?;
         let cores = self.stage_all(&parsed, &tpbs[..n])?;
         // ---- register ----
         let mut reg = self.registry.write().unwrap_or_else(|p| p.into_inner());
         let id = reg.last_nn_id;
-        reg.last_nn_id += 1;
+        let Some(next) = id.checked_add(1) else {
+            drop(reg);
+            for c in cores {
+                c.release(&*self.hal, self);
+            }
+            return Err(handles_exhausted("H_NN"));
+        };
+        reg.last_nn_id = next;
         let model = Arc::new(LoadedModel {
             id: ModelId(id),
             h_model,
@@ -577,6 +588,14 @@ impl Runtime {
             .fetch_sub(1, Ordering::SeqCst);
         Ok(())
     }
+}
+
+/// `NRT_RESOURCE` for a spent 32-bit handle counter (after 2^32 - 1 loads of one runtime).
+fn handles_exhausted(which: &str) -> Error {
+    Error::resource(format!(
+        "the {which} model handle space is exhausted ({} loads); open a new runtime",
+        u32::MAX
+    ))
 }
 
 impl Runtime {
@@ -869,5 +888,55 @@ impl CoreResources for Runtime {
                 *sp = None;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nrt_sim::{Sim, SimConfig};
+
+    fn add_neff() -> Vec<u8> {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../fixtures/neffs/add.trn1.neff"
+        );
+        std::fs::read(path).expect("the committed add fixture")
+    }
+
+    fn usage(sim: &Sim) -> Vec<nrt_hal::hal::CoreMemUsage> {
+        (0..Target::Trn1.spec().nc_count)
+            .map(|n| sim.memory_usage(NcIndex(n)).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_spent_model_handle_space_is_nrt_resource_not_a_wrap() {
+        let sim = Arc::new(Sim::new(SimConfig::new(Target::Trn1)));
+        let rt = Runtime::new(sim.clone() as Arc<dyn Hal>, RuntimeConfig::default()).unwrap();
+        let neff = add_neff();
+        let first = rt.load(&neff, 0).unwrap();
+        assert_eq!(first, ModelId(0));
+        // Fast-forward the H_NN counter to its last value.
+        rt.registry.write().unwrap().last_nn_id = u32::MAX - 1;
+        let last = rt.load(&neff, 0).unwrap();
+        assert_eq!(last, ModelId(u32::MAX - 1));
+        let before = usage(&sim);
+        let e = rt.load(&neff, 0).unwrap_err();
+        assert_eq!(e.status, NrtStatus::Resource, "{e}");
+        assert!(e.message.contains("exhausted"), "{e}");
+        // Rolled back, and the live models keep their handles.
+        assert_eq!(usage(&sim), before);
+        assert_eq!(rt.models(), vec![first, last]);
+        assert_eq!(rt.vcores[0].1.load(Ordering::SeqCst), 2);
+        rt.unload(first).unwrap();
+        rt.unload(last).unwrap();
+
+        // The same for the H_MODEL counter, which is taken before staging.
+        rt.next_h_model.store(u32::MAX, Ordering::SeqCst);
+        let e = rt.load(&neff, 0).unwrap_err();
+        assert_eq!(e.status, NrtStatus::Resource, "{e}");
+        assert!(e.message.contains("H_MODEL"), "{e}");
+        assert!(rt.models().is_empty());
     }
 }
