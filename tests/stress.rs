@@ -1023,18 +1023,15 @@ fn run_phase(
         threads_before,
         "[{name}] thread count after the phase differs from before"
     );
-    // The run did real work on every kind of operation.
-    for op in [
-        Op::Load,
-        Op::Unload,
-        Op::Execute,
-        Op::ExecutePooled,
-        Op::ExecuteAsync,
-        Op::Wait,
-    ] {
+    // The phase did real work. (Which kinds succeed depends on how often faults left cores
+    // poisoned, so every kind is required over the whole run, below.)
+    for op in [Op::Load, Op::Unload] {
         assert!(stats.ok(op) > 0, "[{name}] no successful {op:?}");
     }
-    assert!(stats.of(Op::Poll) > 0, "[{name}] no poll");
+    assert!(
+        stats.ok(Op::Execute) + stats.ok(Op::ExecutePooled) + stats.ok(Op::Wait) > 0,
+        "[{name}] no successful execution"
+    );
     (stats, plan)
 }
 
@@ -1061,4 +1058,16 @@ fn eight_threads_mix_load_unload_execute_under_faults() {
         t0.elapsed()
     );
     eprintln!("faults injected: trn1 {f1:?}; trn2 {f2:?}");
+    // The run did real work on every kind of operation.
+    for op in [
+        Op::Load,
+        Op::Unload,
+        Op::Execute,
+        Op::ExecutePooled,
+        Op::ExecuteAsync,
+        Op::Wait,
+    ] {
+        assert!(all.ok(op) > 0, "no successful {op:?}");
+    }
+    assert!(all.of(Op::Poll) > 0, "no poll");
 }
