@@ -198,8 +198,9 @@ pub struct Runtime {
     closed: AtomicBool,
     vcores: Vec<(Vec<NcIndex>, AtomicU32)>,
     /// Per logical core: held while `recover` decides and resets, so a concurrent load of the
-    /// same core cannot stage between the decision and the reset (issue #8).
-    recovery: Vec<Mutex<()>>,
+    /// same core cannot stage between the decision and the reset (issue #8). It guards the
+    /// number of loads past that point — staging, loaded, or being unloaded — on the core.
+    recovery: Vec<Mutex<u32>>,
     cores: Vec<CoreState>,
     registry: RwLock<Registry>,
     next_h_model: AtomicU32,
@@ -207,9 +208,27 @@ pub struct Runtime {
     exec: Arc<ExecShared>,
 }
 
+/// Dropping the runtime gives the device back as `Runtime::new` found it: the async workers
+/// are stopped (each first completes what it was waiting for), every model still loaded is
+/// unloaded, each core's execution state (exec and IO rings, request page) is freed, and the
+/// cores that had one are reset — the device frees a core's notification queue only on a
+/// reset. So the device's memory accounting returns to its value before `Runtime::new`.
 impl Drop for Runtime {
     fn drop(&mut self) {
         self.exec.shutdown();
+        for id in self.models() {
+            let _ = self.unload_model(id);
+        }
+        let mut mask = 0u32;
+        for (n, slot) in self.exec.cores.iter().enumerate() {
+            if let Some(ce) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                ce.release(&*self.hal);
+                mask |= 1 << n;
+            }
+        }
+        if mask != 0 {
+            let _ = self.hal.nc_reset(mask);
+        }
     }
 }
 
@@ -264,7 +283,7 @@ impl Runtime {
             queues: (0..nv).map(|_| AsyncQueue::default()).collect(),
         });
         Ok(Runtime {
-            recovery: (0..nv).map(|_| Mutex::new(())).collect(),
+            recovery: (0..nv).map(|_| Mutex::new(0)).collect(),
             exec,
             hal,
             target,
@@ -356,9 +375,13 @@ impl Runtime {
         let header = NeffHeader::parse(neff)?;
         header.validate()?;
         let v = self.claim_vcore(vnc)?;
-        let result = self
-            .recover(v)
-            .and_then(|()| self.load_on(neff, &header, v));
+        let result = self.recover(v).and_then(|()| {
+            let r = self.load_on(neff, &header, v);
+            if r.is_err() {
+                self.leave(v);
+            }
+            r
+        });
         if result.is_err() {
             self.vcores[v as usize].1.fetch_sub(1, Ordering::SeqCst);
         }
@@ -434,12 +457,23 @@ impl Runtime {
             )));
         }
         // ---- S4/S5 ----
-        let h_model = self.next_h_model.fetch_add(1, Ordering::SeqCst);
+        // Handles never wrap: a wrapped counter would hand out the handle of a live model.
+        let h_model = self
+            .next_h_model
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |h| h.checked_add(1))
+            .map_err(|_| handles_exhausted("H_MODEL"))?;
         let cores = self.stage_all(&parsed, &tpbs[..n])?;
         // ---- register ----
         let mut reg = self.registry.write().unwrap_or_else(|p| p.into_inner());
         let id = reg.last_nn_id;
-        reg.last_nn_id += 1;
+        let Some(next) = id.checked_add(1) else {
+            drop(reg);
+            for c in cores {
+                c.release(&*self.hal, self);
+            }
+            return Err(handles_exhausted("H_NN"));
+        };
+        reg.last_nn_id = next;
         let model = Arc::new(LoadedModel {
             id: ModelId(id),
             h_model,
@@ -504,6 +538,10 @@ impl Runtime {
     /// Unloads a model: everything its load allocated is freed.
     pub fn unload(&self, id: ModelId) -> Result<()> {
         self.check_open()?;
+        self.unload_model(id)
+    }
+
+    fn unload_model(&self, id: ModelId) -> Result<()> {
         let model = {
             let mut reg = self.registry.write().unwrap_or_else(|p| p.into_inner());
             reg.models.remove(&id.0).ok_or_else(|| {
@@ -545,11 +583,20 @@ impl Runtime {
         {
             cache.release(&*self.hal);
         }
+        self.leave(model.vnc);
         self.vcores[model.vnc as usize]
             .1
             .fetch_sub(1, Ordering::SeqCst);
         Ok(())
     }
+}
+
+/// `NRT_RESOURCE` for a spent 32-bit handle counter (after 2^32 - 1 loads of one runtime).
+fn handles_exhausted(which: &str) -> Error {
+    Error::resource(format!(
+        "the {which} model handle space is exhausted ({} loads); open a new runtime",
+        u32::MAX
+    ))
 }
 
 impl Runtime {
@@ -720,12 +767,19 @@ impl Runtime {
     /// while another load was resetting it waits for the reset before it stages, so the reset
     /// cannot wipe the device state (DMA queues, notification queue) of a model staged
     /// meanwhile (issue #8: such a model then "succeeded" with outputs partly unwritten).
+    ///
+    /// "No model on it" counts the loads that passed this point (staging, loaded, or being
+    /// unloaded: each has device state on the core), not the loads still waiting to get here:
+    /// those stage only after the reset. (Counting every claim starved recovery when loads of
+    /// one core overlap, which they do whenever several threads reload after a fault.) On
+    /// success the caller is counted until [`Runtime::leave`].
     fn recover(&self, v: u32) -> Result<()> {
-        let _recovery = self.recovery[v as usize]
+        let mut holders = self.recovery[v as usize]
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         let xu = &self.exec.xus[v as usize];
-        if !xu.is_poisoned() || self.vcores[v as usize].1.load(Ordering::SeqCst) > 1 {
+        if !xu.is_poisoned() || *holders > 0 {
+            *holders += 1;
             return Ok(());
         }
         let mut mask = 0u32;
@@ -737,7 +791,16 @@ impl Runtime {
         }
         self.hal.nc_reset(mask)?;
         xu.reset();
+        *holders += 1;
         Ok(())
+    }
+
+    /// A load counted by [`Runtime::recover`] failed, or its model was unloaded.
+    fn leave(&self, v: u32) {
+        let mut holders = self.recovery[v as usize]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        *holders = holders.saturating_sub(1);
     }
 }
 
@@ -822,5 +885,55 @@ impl CoreResources for Runtime {
                 *sp = None;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nrt_sim::{Sim, SimConfig};
+
+    fn add_neff() -> Vec<u8> {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../fixtures/neffs/add.trn1.neff"
+        );
+        std::fs::read(path).expect("the committed add fixture")
+    }
+
+    fn usage(sim: &Sim) -> Vec<nrt_hal::hal::CoreMemUsage> {
+        (0..Target::Trn1.spec().nc_count)
+            .map(|n| sim.memory_usage(NcIndex(n)).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_spent_model_handle_space_is_nrt_resource_not_a_wrap() {
+        let sim = Arc::new(Sim::new(SimConfig::new(Target::Trn1)));
+        let rt = Runtime::new(sim.clone() as Arc<dyn Hal>, RuntimeConfig::default()).unwrap();
+        let neff = add_neff();
+        let first = rt.load(&neff, 0).unwrap();
+        assert_eq!(first, ModelId(0));
+        // Fast-forward the H_NN counter to its last value.
+        rt.registry.write().unwrap().last_nn_id = u32::MAX - 1;
+        let last = rt.load(&neff, 0).unwrap();
+        assert_eq!(last, ModelId(u32::MAX - 1));
+        let before = usage(&sim);
+        let e = rt.load(&neff, 0).unwrap_err();
+        assert_eq!(e.status, NrtStatus::Resource, "{e}");
+        assert!(e.message.contains("exhausted"), "{e}");
+        // Rolled back, and the live models keep their handles.
+        assert_eq!(usage(&sim), before);
+        assert_eq!(rt.models(), vec![first, last]);
+        assert_eq!(rt.vcores[0].1.load(Ordering::SeqCst), 2);
+        rt.unload(first).unwrap();
+        rt.unload(last).unwrap();
+
+        // The same for the H_MODEL counter, which is taken before staging.
+        rt.next_h_model.store(u32::MAX, Ordering::SeqCst);
+        let e = rt.load(&neff, 0).unwrap_err();
+        assert_eq!(e.status, NrtStatus::Resource, "{e}");
+        assert!(e.message.contains("H_MODEL"), "{e}");
+        assert!(rt.models().is_empty());
     }
 }

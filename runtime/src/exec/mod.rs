@@ -95,6 +95,9 @@ pub struct CoreExec {
     pending: BTreeMap<u64, Vec<Notification>>,
     lost: u64,
     corrupt: u64,
+    /// The first execution a hardware fault hit on this core since the core was set up (after
+    /// its reset): see [`CoreExec::take`].
+    faulted_at: Option<u64>,
 }
 
 impl CoreExec {
@@ -164,6 +167,7 @@ impl CoreExec {
                 pending: BTreeMap::new(),
                 lost: 0,
                 corrupt: 0,
+                faulted_at: None,
             })
         };
         done().inspect_err(|_| {
@@ -327,11 +331,25 @@ impl CoreExec {
                 &mut self.shadow[slot..slot + NQ_ENTRY_SIZE],
             )?;
             match self.reader.poll(&self.shadow) {
-                Ok(Some(n)) => self
-                    .pending
-                    .entry(n.compute_idx().unwrap_or(u64::MAX))
-                    .or_default()
-                    .push(n),
+                Ok(Some(n)) => {
+                    let idx = n.compute_idx().unwrap_or(u64::MAX);
+                    let entries = self.pending.entry(idx).or_default();
+                    let hw_fault = match n {
+                        Notification::DmaError { .. } | Notification::HbmUncorrectable { .. } => {
+                            true
+                        }
+                        // A faulted completion whose cause is not an instruction error (its
+                        // DMA or HBM error entry may have been lost or unreadable).
+                        Notification::Completion { faulted: true, .. } => !entries
+                            .iter()
+                            .any(|e| matches!(e, Notification::ExecError { .. })),
+                        _ => false,
+                    };
+                    if hw_fault {
+                        self.faulted_at = Some(self.faulted_at.map_or(idx, |k| k.min(idx)));
+                    }
+                    entries.push(n);
+                }
                 Ok(None) => return Ok(()),
                 Err(NqError::Overflow { lost }) => self.lost += lost as u64,
                 Err(_) => self.corrupt += 1,
@@ -340,6 +358,22 @@ impl CoreExec {
     }
 
     /// The notifications of execution `index`, once its completion entry has been read.
+    ///
+    /// # Executions behind a hardware fault
+    ///
+    /// A DMA abort or an HBM error stops the faulted execution at once (the sequencer completes
+    /// it as faulted), but DMA transfers it had already started on its other queues keep
+    /// running: they still write its tensors and SBUF and increment its semaphores — which the
+    /// next execution on the core, started right after the faulted one, shares. That execution
+    /// can then retire "successfully" with outputs partly unwritten or computed from stale
+    /// data. The execution unit is poisoned when the fault is reported, but executions staged
+    /// before that still run. So once a hardware fault was seen on this core for execution
+    /// `k`, every later execution `index > k` fails with `NRT_EXEC_UNIT_UNRECOVERABLE` (101)
+    /// until the core is reset (recovery replaces this state). Harvesting is in queue order, so
+    /// `k`'s error entries are always read before `index`'s completion.
+    ///
+    /// An instruction error (`NRT_EXEC_COMPLETED_WITH_ERR`) does not mark the core: it is not
+    /// treated as a hardware fault and does not poison the unit.
     pub fn take(&mut self, hal: &dyn Hal, index: u64) -> Result<Option<Vec<Notification>>> {
         self.harvest(hal)?;
         let done = self.pending.get(&index).is_some_and(|v| {
@@ -347,7 +381,17 @@ impl CoreExec {
                 .any(|n| matches!(n, Notification::Completion { .. }))
         });
         if done {
-            return Ok(self.pending.remove(&index));
+            let entries = self.pending.remove(&index);
+            if let Some(k) = self.faulted_at.filter(|&k| k < index) {
+                return Err(Error::new(
+                    NrtStatus::ExecUnitUnrecoverable,
+                    format!(
+                        "{}: execution {index} ran after execution {k} hit a hardware fault on this core, before the core was reset; its outputs are undefined",
+                        self.nc
+                    ),
+                ));
+            }
+            return Ok(entries);
         }
         if self.lost > 0 || self.corrupt > 0 {
             let (lost, corrupt) = (self.lost, self.corrupt);

@@ -168,6 +168,7 @@ impl ExecShared {
                 | NrtStatus::ExecHwErrDmaAbort
                 | NrtStatus::ExecHwErrHbmUe
                 | NrtStatus::ExecSwNqOverflow
+                | NrtStatus::ExecUnitUnrecoverable
                 | NrtStatus::HwError
         ) {
             // The device needs a reset before this unit can run again.
