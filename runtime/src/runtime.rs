@@ -221,7 +221,7 @@ impl Drop for Runtime {
         }
         let mut mask = 0u32;
         for (n, slot) in self.exec.cores.iter().enumerate() {
-            if let Some(ce) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            if let Some(ce) = slot.reset() {
                 ce.release(&*self.hal);
                 mask |= 1 << n;
             }
