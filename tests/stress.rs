@@ -54,7 +54,7 @@ const STALL_LIMIT: Duration = Duration::from_secs(20);
 const EXEC_TIMEOUT: Duration = Duration::from_millis(400);
 const WORKERS: usize = 8;
 /// Operations per worker and phase (overridable with `NRT_STRESS_OPS`).
-const DEFAULT_OPS: u64 = 120;
+const DEFAULT_OPS: u64 = 300;
 /// Input seeds per model: executions use one at random, so a stale output of another would show.
 const INPUT_SEEDS: u64 = 3;
 /// Models a worker holds at most.
