@@ -520,15 +520,14 @@ impl Program {
         self.0.u32(len).u8(flags);
         self
     }
-    /// A raw descriptor in queue (0, `engine`, `queue`)'s ring.
+    /// A raw descriptor `(len_ctrl, meta_ctrl, buf_ptr)` at `index` of the TX or RX ring of
+    /// queue (0, `engine`, `queue`).
     pub fn raw_desc(
         &mut self,
-        engine: u8,
-        queue: u8,
+        (engine, queue): (u8, u8),
         rx: bool,
         index: u16,
-        len_ctrl: u32,
-        meta: u32,
+        (len_ctrl, meta): (u32, u32),
         ptr: impl Fn(&mut Out),
     ) -> &mut Self {
         self.0
@@ -564,12 +563,12 @@ impl Program {
             .u32(n);
         self
     }
-    /// An error notification queue for core 0.
-    pub fn error_nq(&mut self) -> &mut Self {
+    /// Core 0's entry queue (NOTIFY, index 0: where the simulator posts DMA errors).
+    pub fn entry_nq(&mut self) -> &mut Self {
         self.0
             .u8(op::NQ_INIT)
             .u8(0)
-            .u8(NqType::Error as u8)
+            .u8(NqType::Notify as u8)
             .u8(0)
             .u8(12)
             .bool(true);
@@ -626,10 +625,10 @@ pub fn seeds() -> Vec<(String, Vec<u8>)> {
         let mut p = Program::default();
         p.alloc(4096)
             .alloc(4096)
-            .alloc(65536)
-            .alloc(65536)
+            .alloc(262_144)
+            .alloc(262_144)
             .alloc(4096);
-        p.error_nq().queue_init(0, 0, 0, 64, 1, 64);
+        p.entry_nq().queue_init(0, 0, 0, 64, 1, 64);
         p
     };
     let mut out = Vec::new();
@@ -651,7 +650,8 @@ pub fn seeds() -> Vec<(String, Vec<u8>)> {
     add("copy_multi_pair", &p);
 
     let mut p = base();
-    p.copy(0, 0, at(2, 0), at(3, 65_000), 4096, 2).advance(1000);
+    p.copy(0, 0, at(2, 0), at(3, 262_000), 4096, 2)
+        .advance(1000);
     add("dst_past_end", &p);
 
     let mut p = base();
@@ -676,14 +676,14 @@ pub fn seeds() -> Vec<(String, Vec<u8>)> {
     let mut p = base();
     let lc = nrt_hal::udma::LenCtrl::encode(64, 1, nrt_hal::udma::LenCtrlFlags::empty())
         .expect("valid len_ctrl");
-    p.raw_desc(0, 0, false, 0, lc, 0, at(2, 0));
-    p.raw_desc(0, 0, true, 0, lc ^ 0x20, 0, at(3, 0));
+    p.raw_desc((0, 0), false, 0, (lc, 0), at(2, 0));
+    p.raw_desc((0, 0), true, 0, (lc ^ 0x20, 0), at(3, 0));
     p.start(0, 0, 1, 1).advance(1000);
     add("length_mismatch", &p);
 
     let mut p = base();
-    p.raw_desc(0, 0, false, 0, 0xFFFF_FFFF, 0xFFFF_FFFF, raw(u64::MAX));
-    p.raw_desc(0, 0, true, 0, 0xFFFF_FFFF, 0, raw(u64::MAX));
+    p.raw_desc((0, 0), false, 0, (0xFFFF_FFFF, 0xFFFF_FFFF), raw(u64::MAX));
+    p.raw_desc((0, 0), true, 0, (0xFFFF_FFFF, 0), raw(u64::MAX));
     p.start(0, 0, 1, 1).advance(1000);
     add("garbage_desc", &p);
 

@@ -270,6 +270,16 @@ struct Rig {
     fds: Vec<i32>,
     handles: Vec<MemHandle>,
     maps: Vec<Mapped>,
+    stats: KabiStats,
+}
+
+/// What a `kabi` program achieved (for tests of the seeds).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KabiStats {
+    /// Ioctls that returned `Ok`.
+    pub ioctls_ok: usize,
+    /// Successful mmaps.
+    pub mmaps: usize,
 }
 
 impl Rig {
@@ -322,6 +332,7 @@ impl Rig {
         // size fields imply; nothing else accesses these buffers during the call.
         let res = unsafe { self.drv.ioctl(fd, request, argp) };
         if res.is_ok() {
+            self.stats.ioctls_ok += 1;
             self.learn(cmd, &arg, &ptrs, &bufs);
         }
     }
@@ -370,6 +381,7 @@ impl Rig {
                 .map(|(h, _)| h)
                 .expect("a successful mmap maps a live allocation");
             self.maps.push(Mapped { ptr, len, handle });
+            self.stats.mmaps += 1;
         }
     }
 
@@ -442,6 +454,11 @@ impl Rig {
 /// docs); at the end everything is unmapped and closed, and the driver must agree that nothing
 /// is open or mapped.
 pub fn kabi(data: &[u8]) {
+    run(data);
+}
+
+/// [`kabi`], returning what the program achieved.
+pub fn run(data: &[u8]) -> KabiStats {
     let sim = Arc::new(Sim::new(SimConfig::new(Target::Trn1)));
     let drv = EmulatedDriver::single(sim.clone()).with_advance_budget(256);
     let mut rig = Rig {
@@ -450,6 +467,7 @@ pub fn kabi(data: &[u8]) {
         fds: Vec::new(),
         handles: Vec::new(),
         maps: Vec::new(),
+        stats: KabiStats::default(),
     };
     let mut inp = Input::new(data);
     let mut n = 0;
@@ -465,6 +483,7 @@ pub fn kabi(data: &[u8]) {
     }
     assert_eq!(rig.drv.open_fds(), 0, "descriptors left open");
     assert_eq!(rig.drv.live_mappings(0), 0, "mappings left");
+    rig.stats
 }
 
 // ---------------------------------------------------------------------------------------------

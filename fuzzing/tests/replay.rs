@@ -179,3 +179,12 @@ fn seeded_mutation_smoke() {
         eprintln!("{name}: {runs} mutated inputs in {:?}", start.elapsed());
     }
 }
+
+#[test]
+fn kabi_seeds_reach_the_emulation() {
+    let s: std::collections::BTreeMap<_, _> = seeds::seeds("kabi").into_iter().collect();
+    let mem = nrt_fuzz::kabi::run(&s["kabi-memory"]);
+    assert!(mem.ioctls_ok >= 8 && mem.mmaps == 1, "{mem:?}");
+    let q = nrt_fuzz::kabi::run(&s["kabi-queues"]);
+    assert!(q.ioctls_ok >= 10, "{q:?}");
+}
