@@ -44,9 +44,19 @@ pub fn neff_parse(data: &[u8]) {
         Ok(h) => h,
         Err(e) => return check_error("NeffHeader::parse", &e),
     };
-    // The header writer and reader agree on every field.
+    // The header writer and reader agree on every field. The name is documented lossy:
+    // invalid UTF-8 reads as U+FFFD (3 bytes), and the writer truncates to the 256-byte field,
+    // so only a name read without replacements must come back unchanged.
     let again = NeffHeader::parse(&header.to_bytes()).expect("a written header parses");
-    assert_eq!(again, header, "header round trip");
+    if header.name.contains(char::REPLACEMENT_CHARACTER) {
+        let unnamed = |h: &NeffHeader| NeffHeader {
+            name: String::new(),
+            ..h.clone()
+        };
+        assert_eq!(unnamed(&again), unnamed(&header), "header round trip");
+    } else {
+        assert_eq!(again, header, "header round trip");
+    }
     if let Err(e) = header.validate() {
         return check_error("NeffHeader::validate", &e);
     }
