@@ -17,7 +17,7 @@ use nrt_runtime::manifest::{
     parse_def_json, parse_engine_json, parse_kelf_json, parse_neff_json, parse_npy,
 };
 use nrt_runtime::neff::{
-    payload_hash, HashAlgo, Limits, Neff, NeffHeader, ParseOptions, HEADER_SIZE,
+    payload_hash, HashAlgo, Limits, Neff, NeffHeader, NeffWriter, ParseOptions, HEADER_SIZE,
 };
 use nrt_runtime::Runtime;
 use nrt_sim::{Sim, SimConfig};
@@ -28,6 +28,56 @@ pub const FUZZ_LIMITS: Limits = Limits {
     max_members: 4096,
     max_member_size: 32 << 20,
 };
+
+/// Prefix of a *members-mode* input: instead of a NEFF file, the input lists the archive's
+/// members, and the target writes the NEFF itself with [`NeffWriter`] (tar, gzip, padding,
+/// header, hash). Mutations then land in `neff.json`, `def.json`, engine JSON, `.npy` and
+/// `.bin` contents directly instead of breaking the gzip CRC. Layout after the prefix: one byte
+/// `lnc_size`, then members, each `MEMBER_SEP name 0x00 bytes`.
+pub const MEMBERS_MAGIC: &[u8] = b"NRT-FUZZ-MEMBERS\n";
+/// Separator before each member of a members-mode input.
+pub const MEMBER_SEP: &[u8] = b"\0MEMBER:";
+
+/// The NEFF a members-mode input describes (`None` for any other input, or when the writer
+/// refuses the member names).
+pub fn neff_from_members(data: &[u8]) -> Option<Vec<u8>> {
+    let rest = data.strip_prefix(MEMBERS_MAGIC)?;
+    let (&lnc, mut rest) = rest.split_first()?;
+    // A UUID that depends on the content, so distinct inputs never share a TNC cache slot.
+    let mut h: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+    for &b in data {
+        h = (h ^ u128::from(b)).wrapping_mul(0x0000_0000_0100_0000_0000_0000_0000_013B);
+    }
+    let mut w = NeffWriter::new("fuzz", h.to_le_bytes());
+    w.lnc_size = u32::from(lnc);
+    while let Some(at) = find(rest, MEMBER_SEP) {
+        let body = &rest[at + MEMBER_SEP.len()..];
+        let end = find(body, MEMBER_SEP).unwrap_or(body.len());
+        let member = &body[..end];
+        let nul = member.iter().position(|&b| b == 0).unwrap_or(member.len());
+        let name = std::str::from_utf8(&member[..nul]).ok()?;
+        w.add(name, member.get(nul + 1..).unwrap_or_default());
+        rest = &body[end..];
+    }
+    w.write().ok()
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// A members-mode input for `neff` (for seeds): its lnc size and members.
+pub fn members_input(neff: &Neff) -> Vec<u8> {
+    let mut v = MEMBERS_MAGIC.to_vec();
+    v.push(neff.header.lnc_size as u8);
+    for (name, bytes) in neff.members() {
+        v.extend_from_slice(MEMBER_SEP);
+        v.extend_from_slice(name.as_bytes());
+        v.push(0);
+        v.extend_from_slice(bytes);
+    }
+    v
+}
 
 /// Every error must say something: an empty message is useless to a user.
 fn check_error(what: &str, e: &impl std::fmt::Display) {
@@ -40,6 +90,8 @@ fn check_error(what: &str, e: &impl std::fmt::Display) {
 /// `neff_parse`: header (S0 preflight), hash, gzip + ustar (S1), every manifest member's own
 /// parser and the KBIN build for both targets (S2/S3). No HAL call is involved.
 pub fn neff_parse(data: &[u8]) {
+    let written = neff_from_members(data);
+    let data = written.as_deref().unwrap_or(data);
     let header = match NeffHeader::parse(data) {
         Ok(h) => h,
         Err(e) => return check_error("NeffHeader::parse", &e),
@@ -172,6 +224,8 @@ pub fn neff_load(data: &[u8]) {
 
 /// [`neff_load`], returning on how many of the simulators the NEFF loaded.
 pub fn load_and_unload(data: &[u8]) -> usize {
+    let written = neff_from_members(data);
+    let data = written.as_deref().unwrap_or(data);
     RIGS.with(|rigs| {
         let mut loaded = 0;
         for rig in rigs.borrow().iter() {

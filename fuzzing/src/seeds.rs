@@ -33,10 +33,17 @@ fn neff_files(sub: &str) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
-/// The zoo and the malformed corpus.
+/// The zoo and the malformed corpus, as files and (the zoo) as members-mode inputs
+/// ([`crate::neff::neff_from_members`]).
 pub fn neffs() -> Vec<(String, Vec<u8>)> {
-    let mut v = neff_files("neffs");
+    let zoo = neff_files("neffs");
+    let mut v = zoo.clone();
     v.extend(neff_files("malformed"));
+    for (name, bytes) in &zoo {
+        let neff = Neff::parse(bytes, &ParseOptions::default())
+            .unwrap_or_else(|e| panic!("zoo NEFF {name} parses: {e}"));
+        v.push((format!("members-{name}"), crate::neff::members_input(&neff)));
+    }
     v
 }
 

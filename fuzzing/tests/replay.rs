@@ -73,7 +73,13 @@ fn zoo_models_load_and_unload() {
     let zoo = seeds::neffs();
     let n = zoo.iter().filter(|(n, _)| n.starts_with("neffs-")).count();
     assert!(n >= 10, "zoo NEFFs found: {n}");
-    for (name, bytes) in zoo.iter().filter(|(n, _)| n.starts_with("neffs-")) {
+    let members = zoo
+        .iter()
+        .filter(|(n, _)| n.starts_with("members-"))
+        .count();
+    assert_eq!(members, n, "a members-mode seed per zoo NEFF");
+    let loadable = |n: &str| n.starts_with("neffs-") || n.starts_with("members-");
+    for (name, bytes) in zoo.iter().filter(|(n, _)| loadable(n)) {
         let loaded = nrt_fuzz::neff::load_and_unload(bytes);
         eprintln!("{name}: loaded on {loaded} simulator(s)");
         assert!(loaded >= 1, "{name} loads nowhere");
