@@ -26,7 +26,8 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16"
 
 # Seeds are generated (zoo, malformed corpus, instruction streams, hand-made programs), not
 # committed: stable build of the small generator.
-cargo run --quiet -p nrt-fuzz --bin nrt-fuzz-seeds -- fuzz/seeds
+# The test profile reuses what `cargo test --workspace` built.
+cargo run --quiet --profile test -p nrt-fuzz --bin nrt-fuzz-seeds -- fuzz/seeds
 
 for t in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$t" "fuzz/artifacts/$t"
