@@ -58,9 +58,10 @@ pub mod op {
     pub const READ: u8 = 15;
     pub const MEMSET: u8 = 16;
     pub const QUEUE_REG: u8 = 17;
+    pub const WRITE_ADDR: u8 = 18;
 }
 /// Number of operation kinds.
-pub const OP_COUNT: u8 = 18;
+pub const OP_COUNT: u8 = 19;
 
 /// Address selector tags (first byte of an address, modulo 9).
 pub mod addr {
@@ -82,7 +83,11 @@ pub mod addr {
     pub const PSUM: u8 = 7;
     /// `slot: u8, back: u8` — straddling the end of an allocation.
     pub const ALLOC_END: u8 = 8;
+    /// `nc: u8, offset: u16` — a sequencer register.
+    pub const SEQ: u8 = 9;
 }
+/// Number of address selector kinds.
+pub const ADDR_COUNT: u8 = 10;
 
 struct QueueRings {
     tx: MemHandle,
@@ -149,7 +154,7 @@ impl Rig {
     fn addr(&self, inp: &mut Input<'_>) -> DeviceAddr {
         let t = self.target;
         let zero = DeviceAddr::ZERO;
-        match inp.u8() % 9 {
+        match inp.u8() % ADDR_COUNT {
             addr::ALLOC => {
                 let (slot, off) = (inp.u8(), u64::from(inp.u32()));
                 match self.alloc_at(slot) {
@@ -192,6 +197,10 @@ impl Rig {
                     t.psum_addr(nc, p, off)
                 };
                 a.unwrap_or(zero)
+            }
+            addr::SEQ => {
+                let nc = self.nc(inp);
+                t.seq_addr(nc, u64::from(inp.u16())).unwrap_or(zero)
             }
             _ => {
                 let (slot, back) = (inp.u8(), u64::from(inp.u8()));
@@ -422,6 +431,16 @@ impl Rig {
                     let _ = sim.memset(h, off, v, size);
                 }
             }
+            op::WRITE_ADDR => {
+                // Half of a device address into memory (exec requests hold engine addresses
+                // as low and high words).
+                let (slot, off, high) = (inp.u8(), u64::from(inp.u32()), inp.bool());
+                let a = self.addr(inp).raw();
+                let word = if high { (a >> 32) as u32 } else { a as u32 };
+                if let Some((h, _)) = self.alloc_at(slot) {
+                    let _ = sim.copy_to_device(h, off, &word.to_le_bytes());
+                }
+            }
             _ => {
                 // op::QUEUE_REG: reprogram a ring through its registers.
                 let q = self.queue(inp);
@@ -579,6 +598,28 @@ impl Program {
         self.0.u8(op::ADVANCE).u16(n);
         self
     }
+    /// Raw bytes into allocation `slot` at `off` (at most 255).
+    pub fn write(&mut self, slot: u8, off: u32, bytes: &[u8]) -> &mut Self {
+        self.0
+            .u8(op::WRITE)
+            .u8(slot)
+            .u32(off)
+            .u8(bytes.len() as u8)
+            .bytes(bytes);
+        self
+    }
+    /// The low or high word of an address into allocation `slot` at `off`.
+    pub fn write_addr(
+        &mut self,
+        slot: u8,
+        off: u32,
+        high: bool,
+        a: impl Fn(&mut Out),
+    ) -> &mut Self {
+        self.0.u8(op::WRITE_ADDR).u8(slot).u32(off).bool(high);
+        a(&mut self.0);
+        self
+    }
     /// Any other operation, raw.
     pub fn raw(&mut self, f: impl Fn(&mut Out)) -> &mut Self {
         f(&mut self.0);
@@ -616,6 +657,76 @@ pub fn tail_inc(engine: u8, queue: u8, rx: bool) -> impl Fn(&mut Out) {
     move |o: &mut Out| {
         o.u8(addr::TAIL_INC).u8(0).u8(engine).u8(queue).bool(rx);
     }
+}
+
+/// Address selector: the sequencer register at `offset` of core 0.
+pub fn seq_reg(offset: u16) -> impl Fn(&mut Out) {
+    move |o: &mut Out| {
+        o.u8(addr::SEQ).u8(0).u16(offset);
+    }
+}
+
+/// Address selector: event `id` of core 0.
+pub fn event(id: u16) -> impl Fn(&mut Out) {
+    move |o: &mut Out| {
+        o.u8(addr::EVENT).u8(0).u16(id);
+    }
+}
+
+/// An execution through the hardware exec queue, the way the runtime stages one (request copy,
+/// request-load event, end of block), with an engine program in slot 5; the doorbell is an
+/// increment of INFERENCE_START.
+fn exec_seed() -> Program {
+    use nrt_hal::exec_request::{DeviceExecRequest, RequestBuffer};
+    use nrt_hal::isa::{encode_stream, Instruction};
+    use nrt_hal::target::{reserved, seq};
+    use nrt_hal::EngineKind;
+    let (eng, q) = (
+        reserved::HW_EXEC_ENGINE.0 as u8,
+        reserved::HW_EXEC_QUEUE.0 as u8,
+    );
+    // Slots: 0 tx ring, 1 rx ring, 2 request, 3 a word holding 1, 4 scratch, 5 program.
+    let mut p = Program::default();
+    for _ in 0..6 {
+        p.alloc(4096);
+    }
+    p.entry_nq().queue_init(eng, q, 0, 64, 1, 64);
+    p.write(3, 0, &1u32.to_le_bytes());
+    let prog = encode_stream(&[
+        Instruction::StreamHeader,
+        Instruction::Nop,
+        Instruction::End,
+    ])
+    .expect("a valid program");
+    p.write(5, 0, &prog);
+    // Locate the POOL engine address words in the request by a marker.
+    let mut r = DeviceExecRequest::new(false, true, true);
+    r.set_engine_address(EngineKind::Pool, DeviceAddr::new(0x1357_9BDF_2468_ACE0));
+    let buf = RequestBuffer {
+        request: r,
+        cc_dma_increment: 0,
+    }
+    .to_bytes();
+    let find = |w: u32| {
+        buf.windows(4)
+            .position(|x| x == w.to_le_bytes())
+            .expect("marker word in the request") as u32
+    };
+    let (lo, hi) = (find(0x2468_ACE0), find(0x1357_9BDF));
+    p.write(2, 0, &buf);
+    p.write_addr(2, lo, false, at(5, 0));
+    p.write_addr(2, hi, true, at(5, 0));
+    let len = buf.len() as u32;
+    p.copy(eng, q, at(2, 0), seq_reg(seq::EXEC_REQUEST as u16), len, 0);
+    let load = reserved::HW_EXEC_QUEUE_REQUEST_LOAD.0 as u16;
+    p.copy(eng, q, at(3, 0), event(load), 4, 0);
+    p.copy(eng, q, at(3, 0), at(4, 0), 4, 1);
+    let start = reserved::INFERENCE_START.0 as u16;
+    p.raw(|o| {
+        o.u8(op::SEMAPHORE).u8(0).u16(start).u8(2).u32(1);
+    });
+    p.advance(5000);
+    p
 }
 
 /// Hand-made `sim_dma` seeds: valid copies, and each kind of bad descriptor.
@@ -707,5 +818,7 @@ pub fn seeds() -> Vec<(String, Vec<u8>)> {
         o.u8(op::FREE).u8(3).u8(op::ADVANCE).u16(1000);
     });
     add("free_under_dma", &p);
+
+    add("exec", &exec_seed());
     out
 }
