@@ -11,50 +11,23 @@
 //! most 64 executions (the request slots) can be outstanding, so it cannot be lapped by
 //! completions; a corrupted entry is `NRT_EXEC_SW_NQ_OVERFLOW` (tests/exec_faults.rs).
 
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use nrt_emu::hal::hal::CoreMemUsage;
 use nrt_emu::hal::{Hal, NcIndex, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
-use nrt_emu::runtime::tensor::{Placement, Tensor, TensorSet};
+use nrt_emu::runtime::tensor::{Placement, Tensor};
 use nrt_emu::runtime::{ModelId, NrtStatus, Runtime};
 use nrt_emu::sim::{Sim, SimConfig};
-use nrt_fixtures::{zoo, ZooModel};
+use nrt_fixtures::zoo;
 
 fn usage(sim: &Sim) -> Vec<CoreMemUsage> {
     (0..2)
         .map(|n| sim.memory_usage(NcIndex(n)).unwrap())
         .collect()
-}
-
-fn sets(rt: &Runtime, m: &ZooModel, inputs: &[Vec<u8>]) -> (TensorSet, TensorSet) {
-    let mut ins = TensorSet::new();
-    for (s, d) in m.inputs.iter().zip(inputs) {
-        let t = rt
-            .tensor_allocate(Placement::Device, 0, s.size() as u64, &s.name)
-            .unwrap();
-        t.write(0, d).unwrap();
-        ins.add(&s.name, t);
-    }
-    let mut outs = TensorSet::new();
-    for s in &m.outputs {
-        let t = rt
-            .tensor_allocate(Placement::Device, 0, s.size() as u64, &s.name)
-            .unwrap();
-        t.memset(0, 0xFF, t.size()).unwrap();
-        outs.add(&s.name, t);
-    }
-    (ins, outs)
-}
-
-fn check(m: &ZooModel, inputs: &[Vec<u8>], outs: &TensorSet) {
-    let got: Vec<Vec<u8>> = m
-        .outputs
-        .iter()
-        .map(|s| outs.get(&s.name).unwrap().to_vec().unwrap())
-        .collect();
-    m.check_outputs(inputs, &got).unwrap();
 }
 
 #[test]
@@ -64,9 +37,9 @@ fn loading_past_device_memory_is_nrt_resource_with_full_rollback() {
     let rt = Runtime::new(sim.clone() as Arc<dyn Hal>, RuntimeConfig::default()).unwrap();
     let inputs = m.generate_inputs(3);
     let first = rt.load(&m.neff, 0).unwrap();
-    let (ins, outs) = sets(&rt, &m, &inputs);
+    let (ins, outs) = support::device_io(&rt, &m, 0, &inputs);
     rt.execute(first, &ins, &outs).unwrap();
-    check(&m, &inputs, &outs);
+    support::check_outputs(&m, &inputs, &outs);
     // Fill core 0's memory with large tensors until one no longer fits, then keep halving.
     let mut filler: Vec<Tensor> = Vec::new();
     let mut size = 1u64 << 33;
@@ -111,7 +84,7 @@ fn loading_past_device_memory_is_nrt_resource_with_full_rollback() {
     outs.iter()
         .for_each(|(_, t)| t.memset(0, 0xFF, t.size()).unwrap());
     rt.execute(first, &ins, &outs).unwrap();
-    check(&m, &inputs, &outs);
+    support::check_outputs(&m, &inputs, &outs);
     // Freeing memory makes the load succeed again.
     drop(filler);
     let id = rt.load(&m.neff, 0).unwrap();
@@ -143,9 +116,9 @@ fn running_out_of_dma_queues_is_nrt_resource_with_rollback() {
     let other = rt.load(&m.neff, 1).unwrap();
     // Loaded models still run correctly, and unloading returns the queues.
     let inputs = m.generate_inputs(5);
-    let (ins, outs) = sets(&rt, &m, &inputs);
+    let (ins, outs) = support::device_io(&rt, &m, 0, &inputs);
     rt.execute(ids[ids.len() - 1], &ins, &outs).unwrap();
-    check(&m, &inputs, &outs);
+    support::check_outputs(&m, &inputs, &outs);
     let last = ids.pop().unwrap();
     rt.unload(last).unwrap();
     let again = rt.load(&m.neff, 0).unwrap();
@@ -172,7 +145,9 @@ fn the_async_in_flight_limit_is_backpressure_not_failure() {
         let rt = Runtime::new(sim.clone() as Arc<dyn Hal>, cfg).unwrap();
         let id = rt.load(&m.neff, 0).unwrap();
         let n = 150;
-        let all: Vec<_> = (0..n).map(|_| sets(&rt, &m, &inputs)).collect();
+        let all: Vec<_> = (0..n)
+            .map(|_| support::device_io(&rt, &m, 0, &inputs))
+            .collect();
         // Two submitting threads racing for the slots.
         let reqs: Vec<_> = std::thread::scope(|s| {
             let hs: Vec<_> = all
@@ -198,7 +173,7 @@ fn the_async_in_flight_limit_is_backpressure_not_failure() {
             rt.wait(r, Duration::from_secs(30)).unwrap();
         }
         for (_, outs) in &all {
-            check(&m, &inputs, outs);
+            support::check_outputs(&m, &inputs, outs);
         }
         drop(all);
         rt.unload(id).unwrap();

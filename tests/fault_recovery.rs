@@ -9,44 +9,16 @@
 //! core after the faulted one, before the core is reset, fails with
 //! `NRT_EXEC_UNIT_UNRECOVERABLE`, and a reload recovers the core.
 
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use nrt_emu::hal::{DmaEngine, Hal, NcIndex, QueueId, QueueRef, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
-use nrt_emu::runtime::tensor::{Placement, TensorSet};
 use nrt_emu::runtime::{NrtStatus, Runtime};
 use nrt_emu::sim::{FaultPlan, Sim, SimConfig};
-use nrt_fixtures::{zoo, ZooModel, GOLDEN_SEED};
-
-/// Device tensors for one execution of `m` on vnc 0: the inputs, and NaN-filled outputs so an
-/// unwritten byte shows.
-fn io(rt: &Runtime, m: &ZooModel, inputs: &[Vec<u8>]) -> (TensorSet, TensorSet) {
-    let mut ins = TensorSet::new();
-    for (s, d) in m.inputs.iter().zip(inputs) {
-        let t = rt
-            .tensor_allocate(Placement::Device, 0, s.size() as u64, &s.name)
-            .unwrap();
-        t.write(0, d).unwrap();
-        ins.add(&s.name, t);
-    }
-    let mut outs = TensorSet::new();
-    for s in &m.outputs {
-        let t = rt
-            .tensor_allocate(Placement::Device, 0, s.size() as u64, &s.name)
-            .unwrap();
-        t.memset(0, 0xFF, t.size()).unwrap();
-        outs.add(&s.name, t);
-    }
-    (ins, outs)
-}
-
-fn outputs(m: &ZooModel, outs: &TensorSet) -> Vec<Vec<u8>> {
-    m.outputs
-        .iter()
-        .map(|s| outs.get(&s.name).unwrap().to_vec().unwrap())
-        .collect()
-}
+use nrt_fixtures::{zoo, GOLDEN_SEED};
 
 /// `many_queues` (loaded first, so it owns core 0's lowest DMA queues) aborts on its first
 /// queue; two executions of `add` on the same core were submitted right behind it.
@@ -73,8 +45,10 @@ fn executions_behind_a_dma_abort_fail_instead_of_succeeding_with_wrong_outputs()
         let rt = Runtime::new(sim.clone() as Arc<dyn Hal>, cfg).unwrap();
         let ida = rt.load(&a.neff, 0).unwrap();
         let idb = rt.load(&b.neff, 0).unwrap();
-        let sa = io(&rt, &a, &a_in);
-        let sb: Vec<_> = (0..2).map(|_| io(&rt, &b, &b_in)).collect();
+        let sa = support::device_io(&rt, &a, 0, &a_in);
+        let sb: Vec<_> = (0..2)
+            .map(|_| support::device_io(&rt, &b, 0, &b_in))
+            .collect();
         let ra = rt.execute_async(ida, &sa.0, &sa.1).unwrap();
         let rb: Vec<_> = sb
             .iter()
@@ -91,7 +65,7 @@ fn executions_behind_a_dma_abort_fail_instead_of_succeeding_with_wrong_outputs()
         for (k, r) in rb.into_iter().enumerate() {
             match rt.wait(r.unwrap(), Duration::from_secs(10)) {
                 Ok(_) => {
-                    let verdict = b.check_outputs(&b_in, &outputs(&b, &sb[k].1));
+                    let verdict = b.check_outputs(&b_in, &support::read_outputs(&b, &sb[k].1));
                     panic!(
                         "add #{k}, which ran after the aborted execution, reported success ({})",
                         match verdict {
@@ -114,7 +88,8 @@ fn executions_behind_a_dma_abort_fail_instead_of_succeeding_with_wrong_outputs()
         assert!(!rt.is_poisoned(0));
         let r = rt.execute_async(idb, &sb[0].0, &sb[0].1).unwrap();
         rt.wait(r, Duration::from_secs(10)).unwrap();
-        b.check_outputs(&b_in, &outputs(&b, &sb[0].1)).unwrap();
+        b.check_outputs(&b_in, &support::read_outputs(&b, &sb[0].1))
+            .unwrap();
         return;
     }
     panic!("the fault was always reported before the next submit; the case never happened");

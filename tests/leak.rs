@@ -14,6 +14,8 @@
 //! then requires the same numbers, device and host heap, after 10 more cycles and after 30
 //! more (equality): a leak of even one allocation fails it.
 
+mod support;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -113,43 +115,14 @@ struct Fixture {
     malformed: Vec<(String, Vec<u8>)>,
 }
 
-fn run_set(rt: &Runtime, m: &ZooModel, vnc: u32, inputs: &[Vec<u8>]) -> (TensorSet, TensorSet) {
-    let mut ins = TensorSet::new();
-    for (s, d) in m.inputs.iter().zip(inputs) {
-        let t = rt
-            .tensor_allocate(Placement::Device, vnc, s.size() as u64, &s.name)
-            .unwrap();
-        t.write(0, d).unwrap();
-        ins.add(&s.name, t);
-    }
-    let mut outs = TensorSet::new();
-    for s in &m.outputs {
-        let t = rt
-            .tensor_allocate(Placement::Device, vnc, s.size() as u64, &s.name)
-            .unwrap();
-        t.memset(0, 0xFF, t.size()).unwrap();
-        outs.add(&s.name, t);
-    }
-    (ins, outs)
-}
-
-fn check(m: &ZooModel, inputs: &[Vec<u8>], outs: &TensorSet) {
-    let got: Vec<Vec<u8>> = m
-        .outputs
-        .iter()
-        .map(|s| outs.get(&s.name).unwrap().to_vec().unwrap())
-        .collect();
-    m.check_outputs(inputs, &got).unwrap();
-}
-
 fn cycle(rt: &Runtime, f: &Fixture) {
     for (i, (m, inputs)) in f.models.iter().zip(&f.inputs).enumerate() {
         let vnc = (i % 2) as u32;
         let id = rt.load(&m.neff, vnc as i32).unwrap();
         // Sync, with device tensors and with host tensors (staged through device copies).
-        let (ins, outs) = run_set(rt, m, vnc, inputs);
+        let (ins, outs) = support::device_io(rt, m, vnc, inputs);
         rt.execute(id, &ins, &outs).unwrap();
-        check(m, inputs, &outs);
+        support::check_outputs(m, inputs, &outs);
         let mut hins = TensorSet::new();
         for (s, d) in m.inputs.iter().zip(inputs) {
             let t = rt
@@ -166,9 +139,9 @@ fn cycle(rt: &Runtime, f: &Fixture) {
             houts.add(&s.name, t);
         }
         rt.execute(id, &hins, &houts).unwrap();
-        check(m, inputs, &houts);
+        support::check_outputs(m, inputs, &houts);
         // Async: two in flight, one waited, one polled to completion.
-        let (ins2, outs2) = run_set(rt, m, vnc, inputs);
+        let (ins2, outs2) = support::device_io(rt, m, vnc, inputs);
         let a = rt.execute_async(id, &ins, &outs).unwrap();
         let b = rt.execute_async(id, &ins2, &outs2).unwrap();
         rt.wait(a, Duration::from_secs(30)).unwrap();
@@ -179,7 +152,7 @@ fn cycle(rt: &Runtime, f: &Fixture) {
             std::thread::yield_now();
         };
         r.unwrap();
-        check(m, inputs, &outs2);
+        support::check_outputs(m, inputs, &outs2);
         rt.unload(id).unwrap();
     }
     for (name, bytes) in &f.malformed {

@@ -7,50 +7,22 @@
 //! (Not in `tests/leak.rs`: that binary counts the whole process's heap, which a concurrently
 //! running test would disturb.)
 
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use nrt_emu::hal::hal::CoreMemUsage;
 use nrt_emu::hal::{Hal, NcIndex, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
-use nrt_emu::runtime::tensor::{Placement, TensorSet};
 use nrt_emu::runtime::Runtime;
 use nrt_emu::sim::{Sim, SimConfig};
-use nrt_fixtures::{zoo, ZooModel};
+use nrt_fixtures::zoo;
 
 fn device(sim: &Sim, target: Target) -> Vec<CoreMemUsage> {
     (0..target.spec().nc_count)
         .map(|n| sim.memory_usage(NcIndex(n)).expect("memory_usage"))
         .collect()
-}
-
-fn sets(rt: &Runtime, m: &ZooModel, vnc: u32, inputs: &[Vec<u8>]) -> (TensorSet, TensorSet) {
-    let mut ins = TensorSet::new();
-    for (s, d) in m.inputs.iter().zip(inputs) {
-        let t = rt
-            .tensor_allocate(Placement::Device, vnc, s.size() as u64, &s.name)
-            .unwrap();
-        t.write(0, d).unwrap();
-        ins.add(&s.name, t);
-    }
-    let mut outs = TensorSet::new();
-    for s in &m.outputs {
-        let t = rt
-            .tensor_allocate(Placement::Device, vnc, s.size() as u64, &s.name)
-            .unwrap();
-        t.memset(0, 0xFF, t.size()).unwrap();
-        outs.add(&s.name, t);
-    }
-    (ins, outs)
-}
-
-fn check(m: &ZooModel, inputs: &[Vec<u8>], outs: &TensorSet) {
-    let got: Vec<Vec<u8>> = m
-        .outputs
-        .iter()
-        .map(|s| outs.get(&s.name).unwrap().to_vec().unwrap())
-        .collect();
-    m.check_outputs(inputs, &got).unwrap();
 }
 
 #[test]
@@ -70,14 +42,14 @@ fn create_use_and_drop_a_runtime_repeatedly_returns_device_memory_to_its_baselin
             let mut ids = Vec::new();
             for vnc in 0..rt.vcore_count() {
                 let id = rt.load(&m.neff, vnc as i32).unwrap();
-                let (ins, outs) = sets(&rt, &m, vnc, &inputs);
+                let (ins, outs) = support::device_io(&rt, &m, vnc, &inputs);
                 if async_mode {
                     let r = rt.execute_async(id, &ins, &outs).unwrap();
                     rt.wait(r, Duration::from_secs(30)).unwrap();
                 } else {
                     rt.execute(id, &ins, &outs).unwrap();
                 }
-                check(&m, &inputs, &outs);
+                support::check_outputs(&m, &inputs, &outs);
                 ids.push(id);
             }
             // The runtime's own state is visible on the device while it lives.
