@@ -64,24 +64,8 @@ const MAX_OWNED: usize = 3;
 // Seeded randomness
 // ---------------------------------------------------------------------------------------------
 
-#[derive(Clone)]
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
+/// Every schedule and fault plan comes from the zoo's SplitMix64, seeded from the run's seed.
+use nrt_fixtures::rng::SplitMix64 as Rng;
 
 fn env_u64(name: &str) -> Option<u64> {
     let v = std::env::var(name).ok()?;
@@ -901,7 +885,7 @@ fn run_phase(
     seed: u64,
     ops: u64,
 ) -> (Stats, FaultPlan) {
-    let mut rng = Rng(seed ^ target as u64);
+    let mut rng = Rng::new(seed ^ target as u64);
     let mut plan = fault_plan(&mut rng, target);
     // Which fault kinds to inject (comma-separated: alloc, abort, hang, corrupt, ue; empty for
     // none); all by default.
@@ -962,7 +946,7 @@ fn run_phase(
         let handles: Vec<_> = (0..WORKERS)
             .map(|w| {
                 let phase = &phase;
-                let rng = Rng(seed ^ ((w as u64 + 1) << 32) ^ target as u64);
+                let rng = Rng::new(seed ^ ((w as u64 + 1) << 32) ^ target as u64);
                 std::thread::Builder::new()
                     .name(format!("stress-w{w}"))
                     .spawn_scoped(s, move || {

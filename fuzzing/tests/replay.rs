@@ -2,6 +2,7 @@
 //! (`fuzz/regressions/<target>/`), every seed, and a short seeded mutation smoke run through
 //! each target function — the same functions the libFuzzer wrappers in `fuzz/` call.
 
+use nrt_fixtures::rng::SplitMix64;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -107,20 +108,16 @@ fn dma_seeds_move_data_and_fault() {
     }
 }
 
-/// SplitMix64: a tiny deterministic generator for the mutation smoke.
-struct Rng(u64);
+/// The mutation smoke's randomness: the zoo's SplitMix64, indexing by `usize`.
+struct Rng(SplitMix64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        self.0.below(n as u64) as usize
     }
 }
 
@@ -171,7 +168,7 @@ fn seeded_mutation_smoke() {
     const BUDGET: Duration = Duration::from_secs(3);
     for (ti, (name, f)) in TARGETS.iter().enumerate() {
         let s = seeds::seeds(name);
-        let mut rng = Rng(0x5EED_F022 + ti as u64);
+        let mut rng = Rng(SplitMix64::new(0x5EED_F022 + ti as u64));
         let start = Instant::now();
         let mut runs = 0;
         while runs < PER_TARGET && start.elapsed() < BUDGET {
