@@ -191,6 +191,22 @@ fn header_name_fills_field_without_nul() {
 }
 
 #[test]
+fn header_name_longer_than_the_field_is_cut_at_a_character_boundary() {
+    let mut h = NeffHeader::parse(&sample()).unwrap();
+    // 255 ASCII bytes then a 3-byte character straddling the 256-byte field's end.
+    h.name = format!("{}€tail", "a".repeat(255));
+    let back = NeffHeader::parse(&h.to_bytes()).unwrap();
+    assert_eq!(
+        back.name,
+        "a".repeat(255),
+        "the straddling character is dropped whole"
+    );
+    h.name = "é".repeat(200); // 400 bytes: 128 whole characters fit
+    let back = NeffHeader::parse(&h.to_bytes()).unwrap();
+    assert_eq!(back.name, "é".repeat(128));
+}
+
+#[test]
 fn header_hash_algo_and_hex() {
     let mut h = NeffHeader::parse(&sample()).unwrap();
     assert_eq!(h.hash_algo(), Some(HashAlgo::Md5));

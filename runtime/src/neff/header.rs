@@ -225,8 +225,12 @@ impl NeffHeader {
         put(off::NUM_TPB, &self.num_tpb.to_le_bytes());
         put(off::HASH, &self.hash);
         put(off::UUID, &self.uuid);
-        let name = self.name.as_bytes();
-        put(off::NAME, &name[..name.len().min(NAME_LEN)]);
+        // At most NAME_LEN bytes, cut at a character boundary so the field stays valid UTF-8.
+        let mut cut = self.name.len().min(NAME_LEN);
+        while !self.name.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        put(off::NAME, &self.name.as_bytes()[..cut]);
         put(
             off::REQUESTED_TPB_COUNT,
             &self.requested_tpb_count.to_le_bytes(),
