@@ -69,8 +69,10 @@ fn every_target_has_seeds_and_they_replay() {
 }
 
 #[test]
-fn zoo_models_load_and_unload() {
-    // The load target must actually reach S5 on the zoo, or fuzzing it explores only errors.
+fn zoo_models_load_execute_and_unload() {
+    // The load target must actually reach S5 on the zoo, and execute it, or fuzzing it explores
+    // only errors.
+    use nrt_fuzz::neff::Outcome;
     let zoo = seeds::neffs();
     let n = zoo.iter().filter(|(n, _)| n.starts_with("neffs-")).count();
     assert!(n >= 10, "zoo NEFFs found: {n}");
@@ -81,9 +83,27 @@ fn zoo_models_load_and_unload() {
     assert_eq!(members, n, "a members-mode seed per zoo NEFF");
     let loadable = |n: &str| n.starts_with("neffs-") || n.starts_with("members-");
     for (name, bytes) in zoo.iter().filter(|(n, _)| loadable(n)) {
-        let loaded = nrt_fuzz::neff::load_and_unload(bytes);
-        eprintln!("{name}: loaded on {loaded} simulator(s)");
-        assert!(loaded >= 1, "{name} loads nowhere");
+        let out = nrt_fuzz::neff::load_execute_unload(bytes);
+        eprintln!("{name}: {out:?}");
+        assert!(
+            out.iter().any(|o| *o != Outcome::NotLoaded),
+            "{name} loads nowhere"
+        );
+        // Its own generation: trn1 is the first simulator, trn2 the second.
+        let own = if name.contains(".trn1.") { 0 } else { 1 };
+        if name.contains("real_like") {
+            // Loads, but its streams are not executable (fixtures/src/zoo/real_like.rs).
+            assert!(
+                matches!(out[own], Outcome::Executed(Err(_))),
+                "{name}: {out:?}"
+            );
+        } else {
+            assert_eq!(
+                out[own],
+                Outcome::Executed(Ok(())),
+                "{name} does not execute with status Ok on its own generation"
+            );
+        }
     }
 }
 
