@@ -108,6 +108,34 @@ fn zoo_models_load_execute_and_unload() {
 }
 
 #[test]
+fn poisoned_cores_recover_on_the_next_load() {
+    // A fuzz-corpus input whose execution does not complete within the fuzz exec timeout on
+    // either simulator (NRT_TIMEOUT; on trn2, depending on how far the device gets before the
+    // deadline, NRT_EXEC_HW_ERR_DMA_ABORT): both poison the execution unit. The rigs are reused: the next load must recover the core
+    // (reset) as documented, so a zoo model executes Ok right after, every time.
+    use nrt_fuzz::neff::Outcome;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let poison = std::fs::read(dir.join("neff_load-poisons")).expect("test input");
+    let zoo: std::collections::BTreeMap<_, _> = seeds::neffs().into_iter().collect();
+    for _ in 0..3 {
+        let out = nrt_fuzz::neff::load_execute_unload(&poison);
+        eprintln!("poisoning input: {out:?}");
+        assert!(
+            out.iter().all(|o| matches!(o, Outcome::Executed(Err(_)))),
+            "{out:?}"
+        );
+        for (name, own) in [("neffs-add.trn1.neff", 0), ("neffs-lnc2_add.trn2.neff", 1)] {
+            let out = nrt_fuzz::neff::load_execute_unload(&zoo[name]);
+            assert_eq!(
+                out[own],
+                Outcome::Executed(Ok(())),
+                "{name} after a poisoning input"
+            );
+        }
+    }
+}
+
+#[test]
 fn dma_seeds_move_data_and_fault() {
     let s: std::collections::BTreeMap<_, _> = seeds::seeds("sim_dma").into_iter().collect();
     let copy = nrt_fuzz::dma::run(&s["sim_dma-copy"]);
