@@ -9,7 +9,7 @@
 //! | module | owns | target(s) |
 //! |---|---|---|
 //! | [`input`] | the byte cursor the structured targets read their operations from | — |
-//! | [`neff`] | NEFF parse stages S0–S3, and full load S0–S5 + unload on the simulator | `neff_parse`, `neff_load` |
+//! | [`neff`] | NEFF parse stages S0–S3, and full load S0–S5 + one execution + unload on the simulator | `neff_parse`, `neff_load` |
 //! | [`isa`] | the instruction decoder, its canonical-encoding property and the disassembler | `isa_decode` |
 //! | [`dma`] | descriptor rings built from fuzz bytes, processed by the simulator's DMA engines | `sim_dma` |
 //! | [`kabi`] | the kernel-ABI emulation fed arbitrary request numbers and argument bytes, with user pointers sanitised | `kabi` |
