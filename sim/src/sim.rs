@@ -476,6 +476,14 @@ impl Hal for Sim {
             if d.step() {
                 steps = steps.wrapping_add(1);
                 if steps % 1024 == 0 {
+                    // A device that never runs out of events (a program that keeps itself
+                    // busy) must still time out.
+                    if Instant::now() >= deadline {
+                        return Err(HalError::Timeout {
+                            what: format!("{cond:?}"),
+                            waited: timeout,
+                        });
+                    }
                     // Let other threads' HAL calls in during a long run (they are stamped with
                     // the device's current cycle, as any arrival is).
                     drop(d);

@@ -133,6 +133,45 @@ fn a_200_000_byte_copy_splits_into_64k_descriptors() {
 }
 
 #[test]
+fn a_wait_gives_up_at_its_deadline_while_the_device_is_still_busy() {
+    let dev = Dev::new(Target::Trn1);
+    let src = dev.alloc(NC0, 4096);
+    let dst = dev.alloc(NC0, 4096);
+    let inc = dev
+        .target
+        .semaphore_addr(NC0, sem(9), SemWindow::Increment)
+        .unwrap();
+    // Four queues on four engines interleave (each yields to the others' pending wake-ups), so
+    // the device runs many scheduler steps; each ends by incrementing semaphore 9.
+    let mut queues: Vec<(Queue, u32)> = (0..4)
+        .map(|e| (Queue::at(&dev, 0, e, 0, 4096), 0))
+        .collect();
+    for (q, n) in &mut queues {
+        for _ in 0..2000 {
+            *n += q.push(&dev, M2mCopy::new(dev.pa(src), dev.pa(dst), 4096));
+        }
+        *n += q.poke(&dev, dev.word(NC0, 1), inc);
+    }
+    for (q, n) in &queues {
+        q.start(&dev, *n);
+    }
+    let done = WaitCondition::Semaphore {
+        nc: NC0,
+        sem: sem(9),
+        cmp: SemCmp::Ge,
+        value: 1,
+    };
+    // The deadline has passed before the first event: the wait stops within one slice of
+    // events instead of running the device to the end (which never comes for a program that
+    // keeps itself busy).
+    let e = dev.sim.wait(&done, Duration::ZERO).unwrap_err();
+    assert!(matches!(e, HalError::Timeout { .. }), "{e:?}");
+    assert!(dev.sim.semaphore_read(NC0, sem(9)).unwrap() < 4);
+    // The device was only interrupted: a patient wait sees the copies through.
+    dev.wait_sem(NC0, sem(9), 4);
+}
+
+#[test]
 fn a_ring_wraps_through_every_phase() {
     let dev = Dev::new(Target::Trn1);
     let mut q = Queue::at(&dev, 0, 2, 5, 32);
