@@ -2,12 +2,14 @@
 //! `DriverHal` + the in-process kernel-ABI emulation (`EmulatedDriver` on a `Sim`), and gets the
 //! same output bytes as over the simulator directly — and the model's reference.
 
+mod support;
+
 use std::sync::Arc;
 
 use nrt_emu::hal::driver::DriverHal;
 use nrt_emu::hal::{Hal, NcIndex, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
-use nrt_emu::runtime::tensor::{Placement, TensorSet};
+use nrt_emu::runtime::tensor::TensorSet;
 use nrt_emu::runtime::Runtime;
 use nrt_emu::sim::kabi::EmulatedDriver;
 use nrt_emu::sim::{Sim, SimConfig};
@@ -26,27 +28,8 @@ fn run(m: &ZooModel, hal: Arc<dyn Hal>) -> Run {
     let id = rt.load(&m.neff, -1).unwrap();
     let vnc = rt.model(id).unwrap().vnc;
     let inputs = m.generate_inputs(GOLDEN_SEED);
-    let mut ins = TensorSet::new();
-    for (spec, data) in m.inputs.iter().zip(&inputs) {
-        let t = rt
-            .tensor_allocate(Placement::Device, vnc, spec.size() as u64, &spec.name)
-            .unwrap();
-        t.write(0, data).unwrap();
-        ins.add(&spec.name, t);
-    }
-    let mut outs = TensorSet::new();
-    for spec in &m.outputs {
-        let t = rt
-            .tensor_allocate(Placement::Device, vnc, spec.size() as u64, &spec.name)
-            .unwrap();
-        outs.add(&spec.name, t);
-    }
-    let read = |outs: &TensorSet| -> Vec<Vec<u8>> {
-        m.outputs
-            .iter()
-            .map(|s| outs.get(&s.name).unwrap().to_vec().unwrap())
-            .collect()
-    };
+    let (ins, outs) = support::device_io(&rt, m, vnc, &inputs);
+    let read = |outs: &TensorSet| support::read_outputs(m, outs);
     let report = rt
         .execute(id, &ins, &outs)
         .unwrap_or_else(|e| panic!("{}.{}: {e}", m.name, m.target));

@@ -24,7 +24,7 @@ use std::time::Duration;
 use nrt_emu::hal::hal::CoreMemUsage;
 use nrt_emu::hal::{Hal, NcIndex, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
-use nrt_emu::runtime::tensor::{Placement, TensorSet};
+use nrt_emu::runtime::tensor::Placement;
 use nrt_emu::runtime::{NrtStatus, Runtime};
 use nrt_emu::sim::{Sim, SimConfig};
 use nrt_fixtures::{fixtures_dir, zoo, ZooModel};
@@ -123,21 +123,8 @@ fn cycle(rt: &Runtime, f: &Fixture) {
         let (ins, outs) = support::device_io(rt, m, vnc, inputs);
         rt.execute(id, &ins, &outs).unwrap();
         support::check_outputs(m, inputs, &outs);
-        let mut hins = TensorSet::new();
-        for (s, d) in m.inputs.iter().zip(inputs) {
-            let t = rt
-                .tensor_allocate(Placement::Virtual, vnc, s.size() as u64, &s.name)
-                .unwrap();
-            t.write(0, d).unwrap();
-            hins.add(&s.name, t);
-        }
-        let mut houts = TensorSet::new();
-        for s in &m.outputs {
-            let t = rt
-                .tensor_allocate(Placement::Host, vnc, s.size() as u64, &s.name)
-                .unwrap();
-            houts.add(&s.name, t);
-        }
+        let (hins, houts) =
+            support::io_tensors(rt, m, vnc, inputs, Placement::Virtual, Placement::Host);
         rt.execute(id, &hins, &houts).unwrap();
         support::check_outputs(m, inputs, &houts);
         // Async: two in flight, one waited, one polled to completion.

@@ -16,10 +16,22 @@ pub fn device_io(
     vnc: u32,
     inputs: &[Vec<u8>],
 ) -> (TensorSet, TensorSet) {
+    io_tensors(rt, m, vnc, inputs, Placement::Device, Placement::Device)
+}
+
+/// [`device_io`] with the inputs and the outputs placed as given.
+pub fn io_tensors(
+    rt: &Runtime,
+    m: &ZooModel,
+    vnc: u32,
+    inputs: &[Vec<u8>],
+    in_place: Placement,
+    out_place: Placement,
+) -> (TensorSet, TensorSet) {
     let mut ins = TensorSet::new();
     for (s, d) in m.inputs.iter().zip(inputs) {
         let t = rt
-            .tensor_allocate(Placement::Device, vnc, s.size() as u64, &s.name)
+            .tensor_allocate(in_place, vnc, s.size() as u64, &s.name)
             .unwrap();
         t.write(0, d).unwrap();
         ins.add(&s.name, t);
@@ -27,7 +39,7 @@ pub fn device_io(
     let mut outs = TensorSet::new();
     for s in &m.outputs {
         let t = rt
-            .tensor_allocate(Placement::Device, vnc, s.size() as u64, &s.name)
+            .tensor_allocate(out_place, vnc, s.size() as u64, &s.name)
             .unwrap();
         t.memset(0, 0xFF, t.size()).unwrap();
         outs.add(&s.name, t);
