@@ -143,6 +143,8 @@ fn compute_program(dev: &Dev, reps: usize) -> nrt_emu::hal::DeviceAddr {
     let mut p = vec![
         Instruction::StreamHeader,
         Instruction::MatmulLoadStationary {
+            reversed: false,
+            pass: nrt_hal::isa::MatmulPass::Single,
             stationary: ap(0, 128),
         },
     ];

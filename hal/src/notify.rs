@@ -53,6 +53,11 @@
 //! | NanProduced | 5 | engine | – | yes | – | – | instruction index |
 //! | Notify | 6 | engine | – | yes | value | – | instruction index |
 //! | Overflow | 7 | – | – | – | lost count | – | – |
+//! | Deadlock | 8 | engine | – | yes | semaphore | its value | instruction index (low 32 bits) and the awaited value (high 32 bits) |
+//!
+//! `Deadlock` is written once per engine stuck on a wait when nothing on the core can change
+//! any semaphore again (no engine can run, no DMA is pending); the execution then completes
+//! as faulted.
 //!
 //! `Overflow` is the *producer* reporting that it dropped `lost` notifications it could not
 //! write; a reader that is lapped detects its own loss from the sequence numbers instead
@@ -165,11 +170,13 @@ pub enum NotificationKind {
     Notify = 6,
     /// The producer dropped notifications.
     Overflow = 7,
+    /// An engine waits on a semaphore nothing can change any more.
+    Deadlock = 8,
 }
 
 impl NotificationKind {
     /// Every kind, in value order.
-    pub const ALL: [NotificationKind; 7] = [
+    pub const ALL: [NotificationKind; 8] = [
         NotificationKind::Completion,
         NotificationKind::ExecError,
         NotificationKind::DmaError,
@@ -177,6 +184,7 @@ impl NotificationKind {
         NotificationKind::NanProduced,
         NotificationKind::Notify,
         NotificationKind::Overflow,
+        NotificationKind::Deadlock,
     ];
 
     /// The kind with wire value `v`.
@@ -329,6 +337,24 @@ pub enum Notification {
         /// The instruction's payload.
         value: u32,
     },
+    /// `engine` of `core` is stuck at the instruction at `instruction_index`, waiting for
+    /// semaphore `sem` to reach `awaited` while it holds `value`, and nothing can change it.
+    Deadlock {
+        /// The core.
+        core: NcIndex,
+        /// The engine.
+        engine: EngineKind,
+        /// The execution.
+        compute_idx: u64,
+        /// Index of the waiting instruction in the engine's stream (as fetched).
+        instruction_index: u32,
+        /// The semaphore waited on.
+        sem: u32,
+        /// Its current value.
+        value: i32,
+        /// The value the wait needs (`sem ≥ awaited`).
+        awaited: u32,
+    },
     /// The producer dropped `lost` notifications of `core`.
     Overflow {
         /// The core.
@@ -445,6 +471,7 @@ impl Notification {
             Notification::NanProduced { .. } => NotificationKind::NanProduced,
             Notification::Notify { .. } => NotificationKind::Notify,
             Notification::Overflow { .. } => NotificationKind::Overflow,
+            Notification::Deadlock { .. } => NotificationKind::Deadlock,
         }
     }
 
@@ -457,7 +484,8 @@ impl Notification {
             | Notification::HbmUncorrectable { core, .. }
             | Notification::NanProduced { core, .. }
             | Notification::Notify { core, .. }
-            | Notification::Overflow { core, .. } => core,
+            | Notification::Overflow { core, .. }
+            | Notification::Deadlock { core, .. } => core,
         }
     }
 
@@ -469,7 +497,8 @@ impl Notification {
             | Notification::DmaError { compute_idx, .. }
             | Notification::HbmUncorrectable { compute_idx, .. }
             | Notification::NanProduced { compute_idx, .. }
-            | Notification::Notify { compute_idx, .. } => Some(compute_idx),
+            | Notification::Notify { compute_idx, .. }
+            | Notification::Deadlock { compute_idx, .. } => Some(compute_idx),
             Notification::Overflow { .. } => None,
         }
     }
@@ -540,6 +569,19 @@ impl Notification {
                 e.aux = instruction_index;
             }
             Notification::Overflow { lost, .. } => e.code = lost,
+            Notification::Deadlock {
+                engine,
+                instruction_index,
+                sem,
+                value,
+                awaited,
+                ..
+            } => {
+                e.unit = engine as u8;
+                e.code = sem;
+                e.detail = value as u32;
+                e.aux = u64::from(instruction_index) | u64::from(awaited) << 32;
+            }
         }
         Ok(e)
     }
@@ -601,6 +643,15 @@ impl Notification {
                 value: e.code,
             },
             NotificationKind::Overflow => Notification::Overflow { core, lost: e.code },
+            NotificationKind::Deadlock => Notification::Deadlock {
+                core,
+                engine: engine_of(kind, e.unit)?,
+                compute_idx,
+                instruction_index: e.aux as u32,
+                sem: e.code,
+                value: e.detail as i32,
+                awaited: (e.aux >> 32) as u32,
+            },
         })
     }
 }

@@ -33,6 +33,8 @@ fn sample_stream() -> Vec<u8> {
             block_id: 3,
         },
         Instruction::MatmulLoadStationary {
+            reversed: false,
+            pass: nrt_hal::isa::MatmulPass::Single,
             stationary: sbuf(0, 128, 0, Dtype::Bf16, &row(128)),
         },
         Instruction::MatmulMoving {
@@ -74,7 +76,7 @@ fn sample_stream() -> Vec<u8> {
             op: AluOp::Add,
             out: sbuf(0, 128, 0, Dtype::F32, &row(1000)),
             in0: sbuf(0, 128, 0x1000, Dtype::F32, &row(1000)),
-            in1: ShortOperand::psum(0, 0, Dtype::Bf16).unwrap(),
+            in1: ShortOperand::psum(0, 0, Dtype::Bf16).unwrap().into(),
         },
         Instruction::TensorCopy {
             out: sbuf(0, 2, 0, Dtype::Bf16, &row(4)),
@@ -134,7 +136,7 @@ fn sample_stream() -> Vec<u8> {
         Instruction::End,
     ])
     .unwrap();
-    // A real NEFF's TENSOR_TENSOR record: opcode 0x41, which this platform does not implement.
+    // A malformed Neuron TensorTensor record (opcode 0x41): byte 4 is no known wait mode.
     let mut real = [0u8; 64];
     real[0] = 0x41;
     real[1] = 0x10;
@@ -167,7 +169,7 @@ const EXPECTED: &str = "\
 0019: pseudo.barrier sem5 count=4
 0020: pseudo.marker 7 \"layer 0\"
 0021: end
-0022: .raw 0x41 41100000e80300000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000  ; unsupported opcode 0x41: a real Neuron instruction this platform does not implement
+0022: .raw 0x41 41100000e80300000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000  ; opcode 0x41 (tensor_tensor): byte 4 (wait mode) = 0xe8: only 0x00 (none) and 0x05 (until semaphore ≥ value) are known
 ";
 
 #[test]

@@ -330,7 +330,7 @@ fn bad_access_patterns_are_rejected() {
         op: nrt_hal::isa::AluOp::Add,
         out: ap(0, 4, 0, Dtype::F32, 8),
         in0: ap(0, 4, 0x100, Dtype::F32, 8),
-        in1: ShortOperand::sbuf(0, 0x200, Dtype::F32).unwrap(),
+        in1: ShortOperand::sbuf(0, 0x200, Dtype::F32).unwrap().into(),
     }
     .encode()
     .unwrap();

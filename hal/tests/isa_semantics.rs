@@ -50,7 +50,7 @@ fn one_of_each() -> Vec<Instruction> {
         },
         Instruction::End,
         Instruction::Nop,
-        Instruction::MatmulLoadStationary { stationary: a },
+        Instruction::MatmulLoadStationary { stationary: a, reversed: false, pass: nrt_hal::isa::MatmulPass::Single },
         Instruction::MatmulMoving {
             dst: psum(4, 8),
             moving: a,
@@ -68,7 +68,7 @@ fn one_of_each() -> Vec<Instruction> {
             op: AluOp::Add,
             out: a,
             in0: a,
-            in1: v,
+            in1: v.into(),
         },
         Instruction::TensorScalar {
             out: a,
@@ -297,6 +297,8 @@ fn operand_rules() {
         "matmul.mm: moving has N = 513 elements (max 512)"
     );
     let ld = Instruction::MatmulLoadStationary {
+        reversed: false,
+        pass: nrt_hal::isa::MatmulPass::Single,
         stationary: sbuf(0, 128, 0, Dtype::Bf16, 129),
     };
     assert!(ld.check_operands().is_err());
@@ -355,7 +357,7 @@ fn operand_rules() {
         out: a,
         in0: AccessPattern::contiguous(ShortOperand::psum(0, 0, Dtype::Bf16).unwrap(), 128, 128)
             .unwrap(),
-        in1: ShortOperand::psum(0, 0x400, Dtype::Bf16).unwrap(),
+        in1: ShortOperand::psum(0, 0x400, Dtype::Bf16).unwrap().into(),
     };
     assert!(tt.check_operands().is_err());
     // reduce: output is the kept dims.

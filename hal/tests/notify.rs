@@ -52,6 +52,15 @@ fn samples() -> Vec<Notification> {
             core: NcIndex(5),
             lost: 12,
         },
+        Notification::Deadlock {
+            core: NcIndex(1),
+            engine: EngineKind::Pool,
+            compute_idx: 11,
+            instruction_index: 6,
+            sem: 24,
+            value: 0,
+            awaited: 16,
+        },
     ]
 }
 
@@ -431,7 +440,7 @@ fn notification_strategy() -> impl Strategy<Value = Notification> {
                 instruction_index: ii,
             }
         ),
-        (core.clone(), eng, any::<u64>(), any::<u64>(), any::<u32>()).prop_map(
+        (core.clone(), eng.clone(), any::<u64>(), any::<u64>(), any::<u32>()).prop_map(
             |(core, engine, c, ii, v)| Notification::Notify {
                 core,
                 engine,
@@ -440,7 +449,18 @@ fn notification_strategy() -> impl Strategy<Value = Notification> {
                 value: v,
             }
         ),
-        (core, any::<u32>()).prop_map(|(core, lost)| Notification::Overflow { core, lost }),
+        (core.clone(), any::<u32>()).prop_map(|(core, lost)| Notification::Overflow { core, lost }),
+        (core, eng, any::<u64>(), any::<u32>(), any::<u32>(), any::<i32>(), any::<u32>()).prop_map(
+            |(core, engine, c, ii, sem, value, awaited)| Notification::Deadlock {
+                core,
+                engine,
+                compute_idx: c,
+                instruction_index: ii,
+                sem,
+                value,
+                awaited,
+            }
+        ),
     ]
 }
 

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use nrt_hal::isa::neuron::Encoding;
 use nrt_hal::isa::Record;
 use nrt_hal::{Dtype, EngineKind, Target};
 
@@ -288,6 +289,8 @@ pub struct Kbin {
     pub runtime_event_count: u32,
     /// `runtime_semaphore_count`.
     pub runtime_semaphore_count: u32,
+    /// The encoding of the NEFF's engine streams (the same for every subgraph).
+    pub encoding: Encoding,
 }
 
 impl Kbin {

@@ -159,7 +159,7 @@ impl Device {
     /// Runs the earliest pending wake-up. Returns false when nothing is pending.
     pub fn step(&mut self) -> bool {
         let Some(w) = self.sched.pop() else {
-            return false;
+            return self.detect_deadlocks();
         };
         self.now = self.now.max(w.time);
         let nc = NcIndex(w.nc);
@@ -202,7 +202,9 @@ impl Device {
             self.sched.schedule(self.now, nc.0, Unit::Sequencer);
         }
         self.wake_engines(nc, |w| match *w {
-            crate::engine::Wait::Semaphore { sem, cmp, value: v } => {
+            crate::engine::Wait::Semaphore {
+                sem, cmp, value: v, ..
+            } => {
                 sem == id && cmp.holds(value, v)
             }
             _ => false,

@@ -18,7 +18,8 @@
 //! Timing: compute instructions cost [`crate::compute::cost`] cycles of the engine's clock,
 //! converted to device cycles; control instructions cost `sync_instruction_cycles`.
 
-use nrt_hal::isa::{DecodeError, Instruction, Record, SemCmp, SemOp, RECORD_SIZE};
+use nrt_hal::isa::neuron::{check_pe_pair, decode_any, Encoding};
+use nrt_hal::isa::{Instruction, Record, SemCmp, SemOp, RECORD_SIZE};
 use nrt_hal::notify::{ExecFault, Notification};
 use nrt_hal::target::SemWindow;
 use nrt_hal::{DeviceAddr, EngineKind, EventId, NcIndex, SemaphoreId};
@@ -32,11 +33,13 @@ use crate::timeline::Track;
 /// What a parked engine waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Wait {
-    /// `sem <cmp> value`.
+    /// `sem <cmp> value`; `sync` marks a wait of an instruction's sync block (the Neuron
+    /// encoding), which only the device itself can satisfy.
     Semaphore {
         sem: SemaphoreId,
         cmp: SemCmp,
         value: i32,
+        sync: bool,
     },
     /// `event == value`.
     Event { event: EventId, value: u32 },
@@ -66,6 +69,10 @@ pub(crate) struct EngineUnit {
     pub index: u64,
     pub nan_reported: bool,
     pub compute: EngineState,
+    /// Semaphore to increment when the current instruction completes (sync block update).
+    pub pending_signal: Option<SemaphoreId>,
+    /// The previous record executed (matmul pairing checks of the Neuron encoding).
+    pub prev: Option<Record>,
 }
 
 impl EngineUnit {
@@ -75,6 +82,8 @@ impl EngineUnit {
         self.pc = pc.raw();
         self.index = 0;
         self.nan_reported = false;
+        self.pending_signal = None;
+        self.prev = None;
     }
 }
 
@@ -82,8 +91,10 @@ impl EngineUnit {
 enum Step {
     /// Continue after `cost` cycles.
     Next(u64),
-    /// Parked on a wait.
+    /// Parked on a wait; the instruction is done (a `sem.wait` or `event.wait`).
     Park(Wait),
+    /// Stalled on a sync-block wait; the record executes once it holds.
+    Stall(Wait),
     /// Retired (or hung).
     Retire,
 }
@@ -109,6 +120,61 @@ impl Device {
         }
     }
 
+    /// Called when no unit of any core has work scheduled: a core whose execution still has
+    /// engines parked, all on sync-block waits (which only the device's own engines and DMAs
+    /// can satisfy), can never finish. Each such engine gets a `Deadlock` entry naming its
+    /// instruction, semaphore, the semaphore's value and the value awaited, and the execution
+    /// completes as faulted. Returns whether any core was deadlocked.
+    pub fn detect_deadlocks(&mut self) -> bool {
+        let mut found = false;
+        for c in 0..self.cores.len() {
+            let nc = NcIndex(c as u32);
+            if self.cores[c].seq.phase != crate::sequencer::Phase::Running {
+                continue;
+            }
+            let mut stuck = Vec::new();
+            let mut others = false;
+            for kind in EngineKind::ALL {
+                let unit = &self.cores[c].engines[kind.index()];
+                match unit.state {
+                    RunState::Waiting(
+                        Wait::Semaphore {
+                            sem,
+                            value,
+                            sync: true,
+                            ..
+                        },
+                        _,
+                    ) => stuck.push((kind, unit.index, sem, value)),
+                    RunState::Idle | RunState::Retired => {}
+                    _ => others = true,
+                }
+            }
+            if others || stuck.is_empty() {
+                continue;
+            }
+            let compute_idx = self.cores[c].seq.current_idx();
+            for (engine, index, sem, awaited) in stuck {
+                let value = self.sem_read(nc, sem);
+                self.post(
+                    nc,
+                    Notification::Deadlock {
+                        core: nc,
+                        engine,
+                        compute_idx,
+                        instruction_index: index as u32,
+                        sem: sem.0,
+                        value,
+                        awaited: awaited as u32,
+                    },
+                );
+            }
+            self.seq_fault(nc);
+            found = true;
+        }
+        found
+    }
+
     /// Stops every engine of `nc` (execution aborted or core reset).
     pub fn stop_engines(&mut self, nc: NcIndex) {
         for unit in &mut self.cores[nc.index()].engines {
@@ -121,6 +187,13 @@ impl Device {
     pub fn engine_step(&mut self, nc: NcIndex, kind: EngineKind) {
         let mut t = self.now;
         loop {
+            // The previous instruction completed at `t` (= now): its semaphore update lands.
+            if let Some(sem) = self.cores[nc.index()].engines[kind.index()]
+                .pending_signal
+                .take()
+            {
+                self.sem_op(nc, sem, SemWindow::Increment, 1);
+            }
             if self.cores[nc.index()].engines[kind.index()].state != RunState::Running {
                 return;
             }
@@ -146,6 +219,10 @@ impl Device {
                     self.stats.instructions += 1;
                     return;
                 }
+                Step::Stall(w) => {
+                    unit.state = RunState::Waiting(w, t);
+                    return;
+                }
                 Step::Retire => {
                     self.stats.instructions += 1;
                     let hung = self.faults.hung_engines.contains(&(nc, kind));
@@ -169,14 +246,18 @@ impl Device {
 
     fn engine_wait_holds(&self, nc: NcIndex, w: &Wait) -> bool {
         match *w {
-            Wait::Semaphore { sem, cmp, value } => self.sem_holds(nc, sem, cmp, value),
+            Wait::Semaphore {
+                sem, cmp, value, ..
+            } => self.sem_holds(nc, sem, cmp, value),
             Wait::Event { event, value } => {
                 self.cores[nc.index()].events.get(event.index()) == Some(&value)
             }
         }
     }
 
-    /// Fetches, decodes and executes the instruction at the engine's pc.
+    /// Fetches, decodes and executes the record at the engine's pc: its sync waits first (a
+    /// wait that does not hold stalls the engine on this record), then the instruction, then
+    /// its semaphore update is queued for the instruction's completion.
     fn engine_execute_one(
         &mut self,
         nc: NcIndex,
@@ -200,28 +281,63 @@ impl Device {
         }
         let rec = Record(raw);
         let opcode = u32::from(raw[0]);
-        let instr = Instruction::decode(&rec).map_err(|e| match e {
-            DecodeError::UnknownOpcode(_) => (ExecFault::UnknownOpcode, opcode),
-            _ => (ExecFault::Malformed, opcode),
-        })?;
-        let sync = self.timing.sync_instruction_cycles;
-        let record = |dev: &mut Device, name: &str, cost: u64| {
-            if dev.timeline.enabled() {
-                let now = dev.now;
-                dev.timeline
-                    .record(Track::Engine(nc, kind), name.to_string(), now, now + cost);
+        let d = decode_any(&rec).map_err(|e| {
+            if e.is_unknown_opcode() {
+                (ExecFault::UnknownOpcode, opcode)
+            } else {
+                (ExecFault::Malformed, opcode)
             }
-        };
-        let step = match instr {
+        })?;
+        if d.encoding == Encoding::Neuron {
+            let unit = &self.cores[nc.index()].engines[kind.index()];
+            check_pe_pair(unit.prev.as_ref(), &rec).map_err(|_| (ExecFault::Malformed, opcode))?;
+        }
+        let sems = self.target.spec().semaphores_per_core;
+        for w in d.sync.waits.iter().flatten() {
+            let value = i32::try_from(w.value).map_err(|_| (ExecFault::Malformed, opcode))?;
+            if w.sem.0 >= sems {
+                return Err((ExecFault::OutOfBounds, opcode));
+            }
+            let wait = Wait::Semaphore {
+                sem: w.sem,
+                cmp: SemCmp::Ge,
+                value,
+                sync: true,
+            };
+            if !self.engine_wait_holds(nc, &wait) {
+                return Ok(Step::Stall(wait));
+            }
+        }
+        if d.sync.signal.is_some_and(|s| s.0 >= sems) {
+            return Err((ExecFault::OutOfBounds, opcode));
+        }
+        let step = self.engine_instruction(nc, kind, &d.instr, opcode)?;
+        let unit = &mut self.cores[nc.index()].engines[kind.index()];
+        unit.pending_signal = d.sync.signal;
+        unit.prev = Some(rec);
+        Ok(step)
+    }
+
+    /// Executes one decoded instruction (its sync waits hold).
+    fn engine_instruction(
+        &mut self,
+        nc: NcIndex,
+        kind: EngineKind,
+        instr: &Instruction,
+        opcode: u32,
+    ) -> Result<Step, (ExecFault, u32)> {
+        let sync = self.timing.sync_instruction_cycles;
+        let spec = self.target.spec();
+        let step = match *instr {
             Instruction::StreamHeader | Instruction::Nop => Step::Next(sync),
             Instruction::Write { addr, value } => {
                 self.store32(addr, value)
                     .map_err(|e| self.engine_access_fault(nc, e, opcode))?;
-                record(self, "write", sync);
+                self.record_span(nc, kind, "write", sync);
                 Step::Next(sync)
             }
             Instruction::SemSignal { sem, op, value } => {
-                if sem.0 >= self.target.spec().semaphores_per_core {
+                if sem.0 >= spec.semaphores_per_core {
                     return Err((ExecFault::OutOfBounds, opcode));
                 }
                 let window = match op {
@@ -233,10 +349,15 @@ impl Device {
                 Step::Next(sync)
             }
             Instruction::SemWait { sem, cmp, value } => {
-                if sem.0 >= self.target.spec().semaphores_per_core {
+                if sem.0 >= spec.semaphores_per_core {
                     return Err((ExecFault::OutOfBounds, opcode));
                 }
-                let w = Wait::Semaphore { sem, cmp, value };
+                let w = Wait::Semaphore {
+                    sem,
+                    cmp,
+                    value,
+                    sync: false,
+                };
                 if self.engine_wait_holds(nc, &w) {
                     Step::Next(sync)
                 } else {
@@ -244,14 +365,14 @@ impl Device {
                 }
             }
             Instruction::EventSet { event, value } => {
-                if event.0 >= self.target.spec().events_per_core {
+                if event.0 >= spec.events_per_core {
                     return Err((ExecFault::OutOfBounds, opcode));
                 }
                 self.event_set(nc, event, u32::from(value));
                 Step::Next(sync)
             }
             Instruction::EventWait { event, value } => {
-                if event.0 >= self.target.spec().events_per_core {
+                if event.0 >= spec.events_per_core {
                     return Err((ExecFault::OutOfBounds, opcode));
                 }
                 let w = Wait::Event {
@@ -266,47 +387,63 @@ impl Device {
             }
             Instruction::End => Step::Retire,
             ref i if i.is_pseudo() => return Err((ExecFault::Malformed, opcode)),
-            ref i => {
-                let target = self.target;
-                let spec = target.spec();
-                let (outcome, instruction_index, first_nan) = {
-                    let unit = &mut self.cores[nc.index()].engines[kind.index()];
-                    let Ok(oc) = self.mem.onchip_mut(nc) else {
-                        return Err((ExecFault::OutOfBounds, opcode));
-                    };
-                    let (sbuf, psum) = oc.split_mut();
-                    let mut view = OnChipView {
-                        sbuf,
-                        sbuf_partition_bytes: spec.sbuf.partition_bytes as usize,
-                        psum,
-                        psum_partition_bytes: spec.psum.partition_bytes as usize,
-                    };
-                    let outcome = compute::execute(i, kind, &mut view, &mut unit.compute)
-                        .map_err(|e| (classify_compute_error(&e), opcode))?;
-                    let first_nan = outcome.produced_nan && !unit.nan_reported;
-                    unit.nan_reported |= outcome.produced_nan;
-                    (outcome, unit.index, first_nan)
-                };
-                let _ = outcome.elements;
-                if first_nan {
-                    let compute_idx = self.cores[nc.index()].seq.current_idx();
-                    self.post(
-                        nc,
-                        Notification::NanProduced {
-                            core: nc,
-                            engine: kind,
-                            compute_idx,
-                            instruction_index,
-                        },
-                    );
-                }
-                let cycles =
-                    compute::to_device_cycles(compute::cost(i, kind, target), kind, target);
-                record(self, i.opcode().mnemonic(), cycles);
-                Step::Next(cycles)
-            }
+            ref i => Step::Next(self.engine_compute(nc, kind, i, opcode)?),
         };
         Ok(step)
+    }
+
+    /// Runs a compute instruction against the core's on-chip memory; returns its cost in
+    /// device cycles.
+    fn engine_compute(
+        &mut self,
+        nc: NcIndex,
+        kind: EngineKind,
+        i: &Instruction,
+        opcode: u32,
+    ) -> Result<u64, (ExecFault, u32)> {
+        let target = self.target;
+        let spec = target.spec();
+        let (instruction_index, first_nan) = {
+            let unit = &mut self.cores[nc.index()].engines[kind.index()];
+            let Ok(oc) = self.mem.onchip_mut(nc) else {
+                return Err((ExecFault::OutOfBounds, opcode));
+            };
+            let (sbuf, psum) = oc.split_mut();
+            let mut view = OnChipView {
+                sbuf,
+                sbuf_partition_bytes: spec.sbuf.partition_bytes as usize,
+                psum,
+                psum_partition_bytes: spec.psum.partition_bytes as usize,
+            };
+            let outcome = compute::execute(i, kind, &mut view, &mut unit.compute)
+                .map_err(|e| (classify_compute_error(&e), opcode))?;
+            let first_nan = outcome.produced_nan && !unit.nan_reported;
+            unit.nan_reported |= outcome.produced_nan;
+            (unit.index, first_nan)
+        };
+        if first_nan {
+            let compute_idx = self.cores[nc.index()].seq.current_idx();
+            self.post(
+                nc,
+                Notification::NanProduced {
+                    core: nc,
+                    engine: kind,
+                    compute_idx,
+                    instruction_index,
+                },
+            );
+        }
+        let cycles = compute::to_device_cycles(compute::cost(i, kind, target), kind, target);
+        self.record_span(nc, kind, i.opcode().mnemonic(), cycles);
+        Ok(cycles)
+    }
+
+    fn record_span(&mut self, nc: NcIndex, kind: EngineKind, name: &str, cost: u64) {
+        if self.timeline.enabled() {
+            let now = self.now;
+            self.timeline
+                .record(Track::Engine(nc, kind), name.to_string(), now, now + cost);
+        }
     }
 
     fn engine_access_fault(

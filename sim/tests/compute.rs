@@ -278,6 +278,8 @@ fn matmul_bias_activation_matches_f64_reference() {
         let ld = core.ok(
             EngineKind::Pe,
             Instruction::MatmulLoadStationary {
+                reversed: false,
+                pass: nrt_hal::isa::MatmulPass::Single,
                 stationary: tile(
                     Sbuf,
                     0,
@@ -370,6 +372,8 @@ fn matmul_accumulate_false_overwrites_and_true_adds() {
     core.ok(
         EngineKind::Pe,
         Instruction::MatmulLoadStationary {
+            reversed: false,
+            pass: nrt_hal::isa::MatmulPass::Single,
             stationary: tile(Sbuf, 0, 2, 0, Dtype::F32, 2),
         },
     );
@@ -456,7 +460,7 @@ fn every_arithmetic_alu_op_matches_f64_on_a_grid() {
                     op,
                     out: tile(Sbuf, 0, g, 512, Dtype::F32, g as u16),
                     in0: tile(Sbuf, 0, g, 0, Dtype::F32, g as u16),
-                    in1: so(in1_space, 0, 256, Dtype::F32),
+                    in1: so(in1_space, 0, 256, Dtype::F32).into(),
                 },
             );
             assert_eq!(o.elements, u64::from(g * g));
@@ -541,7 +545,7 @@ fn bitvec_ops_act_exactly_on_int32_patterns() {
                 op,
                 out: tile(Sbuf, 0, g, 512, Dtype::I32, g as u16),
                 in0: tile(Sbuf, 0, g, 0, Dtype::I32, g as u16),
-                in1: so(Sbuf, 0, 256, Dtype::I32),
+                in1: so(Sbuf, 0, 256, Dtype::I32).into(),
             },
         );
         assert!(!o.produced_nan);
@@ -1214,7 +1218,7 @@ fn overlapping_operands_read_all_inputs_before_writing() {
             op: AluOp::Add,
             out: tile(Sbuf, 0, 1, 4, Dtype::F32, 4),
             in0: tile(Sbuf, 0, 1, 0, Dtype::F32, 4),
-            in1: so(Sbuf, 0, 0, Dtype::F32),
+            in1: so(Sbuf, 0, 0, Dtype::F32).into(),
         },
     );
     assert_eq!(
@@ -1264,7 +1268,7 @@ fn nan_results_are_reported() {
             op: AluOp::Divide,
             out: tile(Sbuf, 1, 1, 64, Dtype::Bf16, 1),
             in0: tile(Sbuf, 1, 1, 0, Dtype::F32, 1),
-            in1: so(Sbuf, 1, 0, Dtype::F32),
+            in1: so(Sbuf, 1, 0, Dtype::F32).into(),
         },
     );
     assert!(o.produced_nan);
@@ -1289,6 +1293,8 @@ fn matmul_without_stationary_or_with_k_mismatch_fails() {
     core.ok(
         EngineKind::Pe,
         Instruction::MatmulLoadStationary {
+            reversed: false,
+            pass: nrt_hal::isa::MatmulPass::Single,
             stationary: tile(Sbuf, 0, 64, 1024, Dtype::Bf16, 16),
         },
     );
@@ -1323,6 +1329,8 @@ fn matmul_without_stationary_or_with_k_mismatch_fails() {
         core.run(
             EngineKind::Pe,
             Instruction::MatmulLoadStationary {
+                reversed: false,
+                pass: nrt_hal::isa::MatmulPass::Single,
                 stationary: tile(Sbuf, 0, 64, 1024, Dtype::I8, 16),
             }
         ),
@@ -1419,7 +1427,7 @@ fn engine_and_operand_rules_are_enforced() {
         op: AluOp::Add,
         out: tile(Sbuf, 0, 2, 0, Dtype::F32, 4),
         in0: tile(Psum, 0, 2, 0, Dtype::F32, 4),
-        in1: so(Psum, 0, 64, Dtype::F32),
+        in1: so(Psum, 0, 64, Dtype::F32).into(),
     };
     assert_eq!(
         core.run(EngineKind::Dve, tt.clone()),
@@ -1502,6 +1510,8 @@ fn matmul_cost_grows_by_one_pe_cycle_per_moving_column() {
         assert_eq!(c512.0 - c128.0, 384, "{target:?}");
         let ld = compute::cost(
             &Instruction::MatmulLoadStationary {
+                reversed: false,
+                pass: nrt_hal::isa::MatmulPass::Single,
                 stationary: tile(Sbuf, 0, 128, 0, Dtype::Bf16, 128),
             },
             EngineKind::Pe,
@@ -1677,7 +1687,7 @@ fn arb_consistent_instr() -> impl Strategy<Value = Instruction> {
                     op,
                     out: place(o, &sh),
                     in0: place(a, &sh),
-                    in1: b,
+                    in1: b.into(),
                 }
             }),
         (
@@ -1824,7 +1834,7 @@ fn arb_instr() -> impl Strategy<Value = Instruction> {
             .collect::<Vec<_>>(),
     );
     prop_oneof![
-        arb_ap().prop_map(|stationary| Instruction::MatmulLoadStationary { stationary }),
+        arb_ap().prop_map(|stationary| Instruction::MatmulLoadStationary { stationary, reversed: false, pass: nrt_hal::isa::MatmulPass::Single }),
         (arb_ap(), arb_ap(), any::<bool>()).prop_map(|(dst, moving, accumulate)| {
             Instruction::MatmulMoving {
                 dst,
@@ -1851,7 +1861,7 @@ fn arb_instr() -> impl Strategy<Value = Instruction> {
                 }
             }),
         (alu.clone(), arb_ap(), arb_ap(), arb_short())
-            .prop_map(|(op, out, in0, in1)| Instruction::TensorTensor { op, out, in0, in1 }),
+            .prop_map(|(op, out, in0, in1)| Instruction::TensorTensor { op, out, in0, in1: in1.into() }),
         (
             arb_ap(),
             arb_ap(),
@@ -1938,6 +1948,8 @@ proptest! {
                     _ => (32, 16),
                 };
                 let ld = Instruction::MatmulLoadStationary {
+                    reversed: false,
+                    pass: nrt_hal::isa::MatmulPass::Single,
                     stationary: tile(Sbuf, 0, k, 0, Dtype::Bf16, m),
                 };
                 compute::execute(&ld, EngineKind::Pe, &mut view, &mut state).unwrap();

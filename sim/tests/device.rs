@@ -428,6 +428,8 @@ fn run_mlp(dev: &Dev, model: &Mlp, runs: &[(bool, bool)]) -> (Vec<u8>, Vec<Notif
                     value: 1,
                 },
                 Instruction::MatmulLoadStationary {
+                    reversed: false,
+                    pass: nrt_hal::isa::MatmulPass::Single,
                     stationary: ap(0, w_off, K as u32, M as u16, f32b),
                 },
                 Instruction::MatmulMoving {

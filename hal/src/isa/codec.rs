@@ -11,10 +11,10 @@ use core::fmt;
 use crate::addr::{DeviceAddr, EventId, SemaphoreId};
 
 use super::ap::{AccessPattern, ApError, IotaDim, IotaPattern, ShortOperand};
-use super::instr::{is_real_neff_opcode, Instruction, Opcode};
+use super::instr::{is_real_neff_opcode, Instruction, Opcode, TensorOperand};
 use super::ops::{
-    ActivationFunc, AluOp, MarkerLabel, NameError, QueueSetName, ReduceCmd, ScalarOperand, SemCmp,
-    SemOp,
+    ActivationFunc, AluOp, MarkerLabel, MatmulPass, NameError, QueueSetName, ReduceCmd,
+    ScalarOperand, SemCmp, SemOp,
 };
 
 /// Size of one instruction record in bytes.
@@ -190,6 +190,12 @@ pub enum EncodeError {
     /// `tensor_reduce` with an op that is not a legal reduction.
     #[error("{0} is not a legal tensor_reduce op")]
     IllegalReduction(AluOp),
+    /// The instruction uses a form this encoding has no slot for.
+    #[error("not encodable in the platform's encoding: {what}")]
+    NotEncodable {
+        /// The form.
+        what: &'static str,
+    },
 }
 
 /// An instruction stream could not be split or decoded.
@@ -318,6 +324,14 @@ impl Instruction {
                     return Err(EncodeError::IllegalReduction(*op));
                 }
             }
+            Instruction::TensorTensor {
+                in1: TensorOperand::Pattern(_),
+                ..
+            } => {
+                return Err(EncodeError::NotEncodable {
+                    what: "tensor_tensor with a full in1 pattern (the platform's in1 is a short operand borrowing in0's shape)",
+                })
+            }
             _ => {}
         }
         Ok(self.encode_unchecked())
@@ -352,7 +366,13 @@ impl Instruction {
                 put(b, 2, &(event.0 as u16).to_le_bytes());
                 put(b, 8, &u32::from(*value).to_le_bytes());
             }
-            Instruction::MatmulLoadStationary { stationary } => {
+            Instruction::MatmulLoadStationary {
+                stationary,
+                reversed,
+                pass,
+            } => {
+                b[3] = u8::from(*reversed);
+                b[4] = pass.code();
                 put(b, AP1, &stationary.encode());
             }
             Instruction::MatmulMoving {
@@ -386,7 +406,12 @@ impl Instruction {
                 b[2] = op.code();
                 put(b, AP0, &out.encode());
                 put(b, AP1, &in0.encode());
-                put(b, SHORT, &in1.to_word().to_le_bytes());
+                // `encode` rejects a full in1 pattern; its word is the closest the slot holds.
+                let word = match in1 {
+                    TensorOperand::Borrowed(s) => s.to_word(),
+                    TensorOperand::Pattern(p) => p.base().to_word(),
+                };
+                put(b, SHORT, &word.to_le_bytes());
             }
             Instruction::TensorScalar {
                 out,
@@ -598,9 +623,11 @@ impl Instruction {
                 value: r.bool32(8, "event value")?,
             },
             Opcode::MatmulLoadStationary => {
-                flags_none()?;
+                let f = r.flags(0b1)?;
                 Instruction::MatmulLoadStationary {
                     stationary: r.ap(AP1)?,
+                    reversed: f & 1 != 0,
+                    pass: r.code(4, "matmul pass", MatmulPass::from_code)?,
                 }
             }
             Opcode::MatmulMoving => {
@@ -632,7 +659,7 @@ impl Instruction {
                     op: r.code(2, "ALU op", AluOp::from_code)?,
                     out: r.ap(AP0)?,
                     in0: r.ap(AP1)?,
-                    in1: r.short(SHORT)?,
+                    in1: TensorOperand::Borrowed(r.short(SHORT)?),
                 }
             }
             Opcode::TensorScalar => {

@@ -33,7 +33,9 @@ use core::fmt;
 use super::ap::AccessPattern;
 use super::codec::{hex, Record, RECORD_SIZE};
 use super::instr::Instruction;
-use super::ops::{ReduceCmd, ScalarOperand};
+use super::instr::TensorOperand;
+use super::neuron::{decode_any, Encoding, NeuronOpcode, Sync};
+use super::ops::{MatmulPass, ReduceCmd, ScalarOperand};
 
 impl fmt::Display for ScalarOperand {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -69,7 +71,20 @@ impl fmt::Display for Instruction {
             Instruction::EventWait { event, value } => {
                 write!(f, "{mn} {event} == {}", u8::from(*value))
             }
-            Instruction::MatmulLoadStationary { stationary } => write!(f, "{mn} {stationary}"),
+            Instruction::MatmulLoadStationary {
+                stationary,
+                reversed,
+                pass,
+            } => {
+                write!(f, "{mn} {stationary}")?;
+                if *reversed {
+                    f.write_str(" rev")?;
+                }
+                if *pass != MatmulPass::Single {
+                    write!(f, " pass={pass}")?;
+                }
+                Ok(())
+            }
             Instruction::MatmulMoving {
                 dst,
                 moving,
@@ -104,7 +119,10 @@ impl fmt::Display for Instruction {
             Instruction::TensorTensor { op, out, in0, in1 } => {
                 write!(f, "{mn}.{op}")?;
                 io(f, out, in0)?;
-                write!(f, ", {in1}")
+                match in1 {
+                    TensorOperand::Borrowed(s) => write!(f, ", {s}"),
+                    TensorOperand::Pattern(p) => write!(f, ", {p}"),
+                }
             }
             Instruction::TensorScalar {
                 out,
@@ -169,10 +187,35 @@ impl fmt::Display for Instruction {
     }
 }
 
+impl fmt::Display for Sync {
+    /// ` wait sem9>=16 wait sem4>=2 signal sem6`, each part only when present.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for w in self.waits.iter().flatten() {
+            write!(f, " wait {}>={}", w.sem, w.value)?;
+        }
+        if let Some(s) = self.signal {
+            write!(f, " signal {s}")?;
+        }
+        Ok(())
+    }
+}
+
 /// One record as a line of disassembly (without index); undecodable records print as `.raw`.
+/// A record of the Neuron encoding prints its instruction in the shared syntax, its sync block,
+/// and the Neuron opcode after `;` (e.g. `tensor_tensor.add … wait sem9>=16 signal sem6  ;
+/// neuron 0x41 tensor_tensor`); the shared opcodes `0xB1`/`0xC1` print as platform records.
 pub fn disassemble_record(record: &Record) -> String {
-    match Instruction::decode(record) {
-        Ok(i) => i.to_string(),
+    match decode_any(record) {
+        Ok(d) if d.encoding == Encoding::Neuron => {
+            let name = NeuronOpcode::from_byte(record.opcode()).map_or("?", NeuronOpcode::name);
+            format!(
+                "{}{}  ; neuron {:#04x} {name}",
+                d.instr,
+                d.sync,
+                record.opcode()
+            )
+        }
+        Ok(d) => d.instr.to_string(),
         Err(e) => format!(".raw {:#04x} {}  ; {e}", record.opcode(), record.to_hex()),
     }
 }

@@ -5,8 +5,8 @@ use crate::addr::{AddrOverflow, DeviceAddr, EngineKind, EventId, SemaphoreId};
 
 use super::ap::{AccessPattern, IotaPattern, ShortOperand};
 use super::ops::{
-    ActivationFunc, AluOp, MarkerLabel, MemSpace, QueueSetName, ReduceCmd, ScalarOperand, SemCmp,
-    SemOp,
+    ActivationFunc, AluOp, MarkerLabel, MatmulPass, MemSpace, QueueSetName, ReduceCmd,
+    ScalarOperand, SemCmp, SemOp,
 };
 
 /// The opcodes real compiler output contains (reference §8, ~420k records): exactly these.
@@ -193,6 +193,12 @@ pub enum Instruction {
     MatmulLoadStationary {
         /// The stationary operand, `K ≤ 128` partitions by `M ≤ 128` elements.
         stationary: AccessPattern,
+        /// Column order: `false` — column `m` of the stationary matrix is the pattern's
+        /// element `m`; `true` — it is element `M − 1 − m` (the pattern walks the columns
+        /// backwards, as the Neuron encoding's LoadStationary does).
+        reversed: bool,
+        /// Which pass of a multi-pass matmul this load starts (see [`MatmulPass`]).
+        pass: MatmulPass,
     },
     /// `0xE1`: `dst[M, N] (+)= stationaryᵀ · moving[K, N]`.
     MatmulMoving {
@@ -226,8 +232,9 @@ pub enum Instruction {
         out: AccessPattern,
         /// First input.
         in0: AccessPattern,
-        /// Second input (short operand).
-        in1: ShortOperand,
+        /// Second input: a short operand borrowing `in0`'s shape (the platform's encoding) or
+        /// a full pattern with `in0`'s partitions and element count (the Neuron encoding).
+        in1: TensorOperand,
     },
     /// `0xE4`: `out = (input op0 operand0) op1 operand1`; with `reverseN` the operands of stage
     /// N are swapped (`operandN opN x`).
@@ -565,7 +572,7 @@ impl Instruction {
             ScalarOperand::Imm(_) => Ok(()),
         };
         match self {
-            Instruction::MatmulLoadStationary { stationary } => {
+            Instruction::MatmulLoadStationary { stationary, .. } => {
                 space("stationary", stationary, MemSpace::Sbuf)?;
                 let m = stationary.elements_per_partition();
                 if m > 128 {
@@ -601,12 +608,12 @@ impl Instruction {
             }
             Instruction::TensorTensor { out, in0, in1, .. } => {
                 same_shape(out, in0)?;
-                in1.with_shape_of(in0)
-                    .map_err(|source| OperandError::Pattern {
-                        opcode: mn,
-                        operand: "in1",
-                        source,
-                    })?;
+                let in1 = in1.resolve(in0).map_err(|source| OperandError::Pattern {
+                    opcode: mn,
+                    operand: "in1",
+                    source,
+                })?;
+                same_shape(in0, &in1)?;
                 if in0.space() == MemSpace::Psum && in1.space() == MemSpace::Psum {
                     return shape("in0 and in1 may not both be in PSUM".into());
                 }
@@ -686,5 +693,53 @@ impl Instruction {
             _ => {}
         }
         Ok(())
+    }
+}
+
+/// The second input of `tensor_tensor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TensorOperand {
+    /// A start (AP word) that borrows the first input's partition count and free pattern.
+    Borrowed(ShortOperand),
+    /// A pattern of its own (it must have the first input's partitions and element count;
+    /// a zero step broadcasts).
+    Pattern(AccessPattern),
+}
+
+impl From<ShortOperand> for TensorOperand {
+    fn from(s: ShortOperand) -> Self {
+        TensorOperand::Borrowed(s)
+    }
+}
+
+impl From<AccessPattern> for TensorOperand {
+    fn from(p: AccessPattern) -> Self {
+        TensorOperand::Pattern(p)
+    }
+}
+
+impl TensorOperand {
+    /// The full pattern, given the first input `main`.
+    pub fn resolve(&self, main: &AccessPattern) -> Result<AccessPattern, super::ap::ApError> {
+        match self {
+            TensorOperand::Borrowed(s) => s.with_shape_of(main),
+            TensorOperand::Pattern(p) => Ok(*p),
+        }
+    }
+
+    /// The memory addressed.
+    pub const fn space(&self) -> MemSpace {
+        match self {
+            TensorOperand::Borrowed(s) => s.space(),
+            TensorOperand::Pattern(p) => p.space(),
+        }
+    }
+
+    /// Element type.
+    pub const fn dtype(&self) -> crate::dtype::Dtype {
+        match self {
+            TensorOperand::Borrowed(s) => s.dtype(),
+            TensorOperand::Pattern(p) => p.dtype(),
+        }
     }
 }

@@ -112,7 +112,7 @@
 //!
 //! | opcode | `[2]` | `[3]` flags | `[4..8)` | AP0 | AP1 | `[52..56)` | imm0 | imm1 |
 //! |---|---|---|---|---|---|---|---|---|
-//! | `0xE0` matmul.ld | 0 | 0 | 0 | 0 | stationary `[K, M]`, SBUF | 0 | 0 | 0 |
+//! | `0xE0` matmul.ld | 0 | bit0 reversed column order | `[4]` [`MatmulPass`] | 0 | stationary `[K, M]`, SBUF | 0 | 0 | 0 |
 //! | `0xE1` matmul.mm | 0 | bit0 accumulate | 0 | dst `[M, N]`, PSUM | moving `[K, N]`, SBUF | 0 | 0 | 0 |
 //! | `0xE2` act | [`ActivationFunc`] | bit0 scale is a vector, bit1 bias present | `[4]` [`ReduceCmd`] | out | in | bias (if bit1) | scale | 0 |
 //! | `0xE3` tensor_tensor | [`AluOp`] | 0 | 0 | out | in0 | in1 | 0 | 0 |
@@ -156,6 +156,7 @@ pub mod ap;
 mod codec;
 mod disasm;
 mod instr;
+pub mod neuron;
 mod ops;
 
 pub use ap::{AccessPattern, ApError, Dim, ElementOffsets, IotaDim, IotaPattern, ShortOperand};
@@ -165,9 +166,10 @@ pub use codec::{
 };
 pub use disasm::{disassemble, disassemble_record};
 pub use instr::{
-    is_real_neff_opcode, Instruction, LowerError, Lowered, Opcode, OperandError, REAL_NEFF_OPCODES,
+    is_real_neff_opcode, Instruction, LowerError, Lowered, Opcode, OperandError, TensorOperand,
+    REAL_NEFF_OPCODES,
 };
 pub use ops::{
-    ActivationFunc, AluOp, MarkerLabel, MemSpace, NameError, QueueSetName, ReduceCmd,
+    ActivationFunc, AluOp, MarkerLabel, MatmulPass, MemSpace, NameError, QueueSetName, ReduceCmd,
     ScalarOperand, SemCmp, SemOp,
 };

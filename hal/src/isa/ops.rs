@@ -83,6 +83,20 @@ impl MemSpace {
 }
 
 code_enum! {
+    /// The pass a `matmul.ld` starts. An fp32 matmul of the Neuron encoding is issued as two
+    /// identical (load, multiply) pairs: the first computes the whole product, the second
+    /// adds nothing (it only completes the pair); a single-pass matmul is one pair.
+    pub enum MatmulPass {
+        /// One pair computes the product.
+        Single = 0 => "single",
+        /// Pass 1 of a pair: computes the whole product with its own accumulate flag.
+        First = 1 => "first",
+        /// Pass 2: writes nothing; its operands must equal pass 1's.
+        Second = 2 => "second",
+    }
+}
+
+code_enum! {
     /// How `SemWait` compares the semaphore with its operand: it blocks until
     /// `semaphore <cmp> value` holds (byte 4 of `0xD1`).
     pub enum SemCmp {

@@ -44,6 +44,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use nrt_hal::isa::neuron::{is_neuron_stream, Encoding};
 use nrt_hal::isa::{Instruction, Record, LENGTH_BYTE, RECORD_SIZE};
 use nrt_hal::{EngineKind, Target};
 
@@ -177,6 +178,21 @@ pub fn build_model(
         subgraphs.push(ctx.build(&def, &mut inputs, &mut outputs)?);
     }
 
+    // The NEFF's encoding: the Neuron encoding of real compilers when every record of every
+    // stream uses only its opcodes (0xB1 and 0xC1 included); the platform's own otherwise
+    // (docs/neuron-isa.md "telling the encodings apart").
+    let neuron = subgraphs
+        .iter()
+        .flat_map(|k: &Kbin| &k.engines)
+        .all(|p| is_neuron_stream(&p.records));
+    for k in &mut subgraphs {
+        k.encoding = if neuron {
+            Encoding::Neuron
+        } else {
+            Encoding::Platform
+        };
+    }
+
     for (t, what) in inputs
         .iter()
         .map(|t| (t, "input"))
@@ -275,6 +291,7 @@ impl<S: MemberSource> SubgraphCtx<'_, S> {
             cc_streams: def.cc_streams,
             runtime_event_count: def.runtime_event_count,
             runtime_semaphore_count: def.runtime_semaphore_count,
+            encoding: Encoding::Platform,
         })
     }
 

@@ -11,12 +11,18 @@
 //! | `0xF2` PseudoMarker | nothing | 0 (DELETE) |
 //! | anything else, including real compute opcodes this platform does not execute | copied unchanged | 1 |
 //!
+//! A stream of a Neuron-encoded NEFF (see `Kbin::encoding`) is translated the same way, with
+//! two additions: a `0xC1` whose sync block waits keeps that wait as a Neuron `0xA0` wait record
+//! in front of its writes (one more slot, INSERT), and an `End` record is appended after the
+//! last record (real streams have none: the engine retires when it passes its last record).
+//!
 //! The patch records are instruction-pointer deltas, not address relocations: they keep the
 //! device-IP ↔ NEFF-IP map ([`PatchTable::device_to_neff`]) that error reports use to name the
 //! instruction of the NEFF an engine stopped on.
 
 use std::collections::BTreeMap;
 
+use nrt_hal::isa::neuron::{Detail, Encoding, NeuronInstr, NeuronOpcode, Sync};
 use nrt_hal::isa::{Instruction, Lowered, Opcode, Record};
 use nrt_hal::target::Direction;
 use nrt_hal::{DeviceAddr, QueueRef, Target};
@@ -82,6 +88,7 @@ pub type TriggerPlan = Vec<(QueueRef, u32)>;
 /// (absent: leave the record raw); `var_pa` resolves a var id for `PseudoWriteVar`.
 pub fn translate(
     target: Target,
+    encoding: Encoding,
     records: &[Record],
     triggers: &BTreeMap<usize, TriggerPlan>,
     var_pa: &impl Fn(u32) -> Option<DeviceAddr>,
@@ -92,17 +99,20 @@ pub fn translate(
         let device_ip = out.len() as u32;
         let neff_ip = ip as u32;
         let op = Opcode::from_byte(rec.opcode());
-        let replaced: Option<Vec<Instruction>> = match op {
+        let replaced: Option<Vec<Slot>> = match op {
             Some(Opcode::PseudoDmaTrigger) => match triggers.get(&ip) {
                 None => None,
                 Some(plan) => {
-                    let mut v = Vec::with_capacity(plan.len() * 2);
+                    let mut v = Vec::with_capacity(plan.len() * 2 + 1);
+                    if let Some(w) = trigger_wait(encoding, rec) {
+                        v.push(w);
+                    }
                     for &(q, n) in plan {
                         for dir in [Direction::Rx, Direction::Tx] {
                             let addr = target.tail_inc_addr(q, dir).ok_or_else(|| {
                                 Error::failure(format!("no tail-increment register for {q}"))
                             })?;
-                            v.push(Instruction::Write { addr, value: n });
+                            v.push(Slot::Instr(Instruction::Write { addr, value: n }));
                         }
                     }
                     Some(v)
@@ -115,7 +125,7 @@ pub fn translate(
                     ))
                 })?;
                 match instr.lower(var_pa) {
-                    Ok(Lowered::Replaced(v)) => Some(v),
+                    Ok(Lowered::Replaced(v)) => Some(v.into_iter().map(Slot::Instr).collect()),
                     Ok(_) => None,
                     Err(e) => {
                         return Err(Error::invalid(format!("instruction {ip}: {e}")));
@@ -127,10 +137,15 @@ pub fn translate(
         match replaced {
             None => out.push(*rec),
             Some(v) => {
-                for i in &v {
-                    out.push(i.encode().map_err(|e| {
-                        Error::failure(format!("instruction {ip}: cannot encode its lowering: {e}"))
-                    })?);
+                for slot in &v {
+                    out.push(match slot {
+                        Slot::Record(r) => *r,
+                        Slot::Instr(i) => i.encode().map_err(|e| {
+                            Error::failure(format!(
+                                "instruction {ip}: cannot encode its lowering: {e}"
+                            ))
+                        })?,
+                    });
                 }
                 match v.len() {
                     0 => patches.patches.push(Patch {
@@ -150,7 +165,39 @@ pub fn translate(
             }
         }
     }
+    if encoding == Encoding::Neuron {
+        out.push(Instruction::End.encode().map_err(|e| Error::failure(e.to_string()))?);
+    }
     Ok((out, patches))
+}
+
+/// One device slot of a lowering: a platform instruction, or a ready record.
+enum Slot {
+    Instr(Instruction),
+    Record(Record),
+}
+
+/// The `0xA0` wait record that keeps a Neuron `0xC1`'s sync-block wait (none for the
+/// platform's encoding, a trigger without a wait, or one that does not decode — that record is
+/// left to fail when executed).
+fn trigger_wait(encoding: Encoding, rec: &Record) -> Option<Slot> {
+    if encoding != Encoding::Neuron {
+        return None;
+    }
+    let n = NeuronInstr::decode(rec).ok()?;
+    let w = n.sync.waits[0]?;
+    NeuronInstr {
+        opcode: NeuronOpcode::Wait,
+        sync: Sync {
+            waits: [Some(w), None],
+            signal: None,
+        },
+        instr: Instruction::Nop,
+        detail: Detail::None,
+    }
+    .encode()
+    .ok()
+    .map(Slot::Record)
 }
 
 #[cfg(test)]
@@ -190,7 +237,7 @@ mod tests {
         ];
         let mut trig = BTreeMap::new();
         trig.insert(1usize, vec![(q, 9)]);
-        let (out, patches) = translate(t, &stream, &trig, &|v| {
+        let (out, patches) = translate(t, Encoding::Platform, &stream, &trig, &|v| {
             (v == 7).then_some(DeviceAddr::new(0x100_0000))
         })
         .unwrap();
@@ -259,13 +306,13 @@ mod tests {
             offset: 0,
             value: 1,
         })];
-        let e = translate(Target::Trn1, &stream, &BTreeMap::new(), &|_| None).unwrap_err();
+        let e = translate(Target::Trn1, Encoding::Platform, &stream, &BTreeMap::new(), &|_| None).unwrap_err();
         assert!(e.message.contains("instruction 0"), "{e}");
         let mut raw = [0u8; 64];
         raw[0] = 0x41;
         raw[1] = 0x10;
         let (out, p) =
-            translate(Target::Trn1, &[Record(raw)], &BTreeMap::new(), &|_| None).unwrap();
+            translate(Target::Trn1, Encoding::Platform, &[Record(raw)], &BTreeMap::new(), &|_| None).unwrap();
         assert_eq!(out, vec![Record(raw)]);
         assert!(p.patches.is_empty());
     }

@@ -2,8 +2,8 @@
 //! [module docs](super)).
 
 use nrt_hal::isa::{
-    AccessPattern, ActivationFunc, AluOp, Instruction, IotaPattern, MemSpace, ReduceCmd,
-    ScalarOperand, ShortOperand,
+    AccessPattern, ActivationFunc, AluOp, Instruction, IotaPattern, MatmulPass, MemSpace,
+    ReduceCmd, ScalarOperand, ShortOperand, TensorOperand,
 };
 use nrt_hal::{Dtype, EngineKind};
 
@@ -301,6 +301,7 @@ pub fn execute(
         });
     }
     if let Instruction::TensorTensor { in0, in1, .. } = instr {
+        // The second input is checked in its own memory below.
         if in0.space() == MemSpace::Psum && in1.space() == MemSpace::Psum {
             return Err(ComputeError::BothInputsInPsum);
         }
@@ -312,6 +313,8 @@ pub fn execute(
     r
 }
 
+/// Dispatches to the instruction family's function; each reads its operands into the
+/// [`Scratch`] buffers it names.
 fn run(
     instr: &Instruction,
     engine: EngineKind,
@@ -319,75 +322,17 @@ fn run(
     state: &mut EngineState,
     s: &mut Scratch,
 ) -> Result<ComputeOutcome, ComputeError> {
-    let Scratch { f, o, i, r, b } = s;
-    let [f0, f1, f2, f3] = f;
-    let [o0, o1, o2, o3] = o;
-    let [i0, i1] = i;
-    let [r0, r1] = r;
-    let [b0, b1, b2] = b;
     match instr {
-        Instruction::MatmulLoadStationary { stationary } => {
-            let t = tile(view, *stationary, "stationary", o0)?;
-            require_float("matmul.ld", "stationary", t.ap.dtype())?;
-            let st = state.stationary.get_or_insert_with(Stationary::default);
-            st.k = t.ap.partitions();
-            st.m = t.epp() as u32;
-            gather(view, &t, &mut st.data);
-            Ok(ComputeOutcome::default())
-        }
+        Instruction::MatmulLoadStationary {
+            stationary,
+            reversed,
+            pass,
+        } => load_stationary(view, state, s, stationary, *reversed, *pass),
         Instruction::MatmulMoving {
             dst,
             moving,
             accumulate,
-        } => {
-            let st = state
-                .stationary
-                .as_ref()
-                .ok_or(ComputeError::NoStationary)?;
-            let mv = tile(view, *moving, "moving", o0)?;
-            require_float("matmul.mm", "moving", mv.ap.dtype())?;
-            if mv.ap.partitions() != st.k {
-                return Err(ComputeError::KMismatch {
-                    stationary: st.k,
-                    moving: mv.ap.partitions(),
-                });
-            }
-            let d = tile(view, *dst, "dst", o1)?;
-            require_float("matmul.mm", "dst", d.ap.dtype())?;
-            if d.ap.partitions() != st.m {
-                return Err(ComputeError::ShapeMismatch {
-                    opcode: "matmul.mm",
-                    what: format!(
-                        "dst has {} partitions but the stationary operand has M = {}",
-                        d.ap.partitions(),
-                        st.m
-                    ),
-                });
-            }
-            let (k, m, n) = (st.k as usize, st.m as usize, mv.epp());
-            gather(view, &mv, f0);
-            let out = f1;
-            out.clear();
-            out.resize(m * n, 0.0);
-            for kk in 0..k {
-                let srow = &st.data[kk * m..(kk + 1) * m];
-                let mrow = &f0[kk * n..(kk + 1) * n];
-                for (mm, &sv) in srow.iter().enumerate() {
-                    let orow = &mut out[mm * n..(mm + 1) * n];
-                    for (acc, &x) in orow.iter_mut().zip(mrow) {
-                        *acc += sv * x;
-                    }
-                }
-            }
-            if *accumulate {
-                gather(view, &d, f2);
-                for (acc, &old) in out.iter_mut().zip(f2.iter()) {
-                    *acc += old;
-                }
-            }
-            let nan = write_f32(view, &d, out);
-            Ok(outcome(dst, nan))
-        }
+        } => matmul(view, state, s, dst, moving, *accumulate),
         Instruction::Activation {
             func,
             out,
@@ -395,199 +340,24 @@ fn run(
             scale,
             bias,
             reduce,
-        } => {
-            let inp = tile(view, *input, "input", o0)?;
-            let ot = tile(view, *out, "out", o1)?;
-            let parts = inp.ap.partitions();
-            let scale_v = match scale {
-                ScalarOperand::Imm(v) => PerPartition::Imm(*v),
-                ScalarOperand::Vector(sv) => {
-                    let t = vector_tile(view, "act", "scale", *sv, parts, o2)?;
-                    gather(view, &t, f1);
-                    PerPartition::Vector(&f1[..])
-                }
-            };
-            let bias_v = match bias {
-                None => None,
-                Some(bv) => {
-                    let t = vector_tile(view, "act", "bias", *bv, parts, o3)?;
-                    gather(view, &t, f2);
-                    Some(&f2[..])
-                }
-            };
-            gather(view, &inp, f0);
-            let n = inp.epp();
-            let res = f3;
-            res.clear();
-            res.reserve(f0.len());
-            for (p, row) in f0.chunks_exact(n).enumerate() {
-                let sc = scale_v.get(p);
-                match bias_v {
-                    Some(bv) => {
-                        let bi = bv[p];
-                        res.extend(row.iter().map(|&x| x * sc + bi));
-                    }
-                    None => res.extend(row.iter().map(|&x| x * sc)),
-                }
-            }
-            activate_slice(*func, res);
-            let nan = write_f32(view, &ot, res);
-            apply_reduce(&mut state.accumulators, *reduce, ot.start(), res, ot.epp());
-            Ok(outcome(out, nan))
-        }
+        } => activation(view, state, s, *func, out, input, scale, bias.as_ref(), *reduce),
         Instruction::TensorTensor { op, out, in0, in1 } => {
-            let a = tile(view, *in0, "in0", o0)?;
-            let in1_ap = in1
-                .with_shape_of(in0)
-                .map_err(|source| ComputeError::InvalidOperand {
-                    opcode: "tensor_tensor",
-                    operand: "in1",
-                    source,
-                })?;
-            let bt = tile(view, in1_ap, "in1", o1)?;
-            let ot = tile(view, *out, "out", o2)?;
-            if op.is_bitvec() {
-                gather(view, &a, b0);
-                gather(view, &bt, b1);
-                b2.clear();
-                b2.extend(b0.iter().zip(b1.iter()).map(|(&x, &y)| alu_bits(*op, x, y)));
-                scatter(view, &ot, b2);
-                Ok(outcome(out, false))
-            } else {
-                gather(view, &a, f0);
-                gather(view, &bt, f1);
-                f2.clear();
-                binary_map(*op, f0, f1, f2);
-                let nan = write_f32(view, &ot, f2);
-                Ok(outcome(out, nan))
-            }
+            tensor_tensor(view, s, *op, out, in0, in1)
         }
-        Instruction::TensorScalar {
-            out,
-            input,
-            op0,
-            operand0,
-            reverse0,
-            op1,
-            operand1,
-            reverse1,
-        } => {
-            let inp = tile(view, *input, "input", o0)?;
-            let ot = tile(view, *out, "out", o1)?;
-            let parts = inp.ap.partitions();
-            let t0 = match operand0 {
-                ScalarOperand::Vector(v) => Some(vector_tile(
-                    view,
-                    "tensor_scalar",
-                    "operand0",
-                    *v,
-                    parts,
-                    o2,
-                )?),
-                ScalarOperand::Imm(_) => None,
-            };
-            let t1 = match operand1 {
-                ScalarOperand::Vector(v) => Some(vector_tile(
-                    view,
-                    "tensor_scalar",
-                    "operand1",
-                    *v,
-                    parts,
-                    o3,
-                )?),
-                ScalarOperand::Imm(_) => None,
-            };
-            let n = inp.epp();
-            if op0.is_bitvec() || op1.is_bitvec() {
-                let s0 = bits_operand(view, operand0, t0.as_ref(), b1);
-                let s1 = bits_operand(view, operand1, t1.as_ref(), b2);
-                gather(view, &inp, b0);
-                for (p, row) in b0.chunks_exact_mut(n).enumerate() {
-                    let (c0, c1) = (s0.get(p), s1.get(p));
-                    for x in row {
-                        let y = stage_bits(*op0, *reverse0, *x, c0);
-                        *x = stage_bits(*op1, *reverse1, y, c1);
-                    }
-                }
-                scatter(view, &ot, b0);
-                Ok(outcome(out, false))
-            } else {
-                let s0 = f32_operand(view, operand0, t0.as_ref(), f1);
-                let s1 = f32_operand(view, operand1, t1.as_ref(), f2);
-                gather(view, &inp, f0);
-                for (p, row) in f0.chunks_exact_mut(n).enumerate() {
-                    let (c0, c1) = (s0.get(p), s1.get(p));
-                    for x in row {
-                        let y = stage(*op0, *reverse0, *x, c0);
-                        *x = stage(*op1, *reverse1, y, c1);
-                    }
-                }
-                let nan = write_f32(view, &ot, f0);
-                Ok(outcome(out, nan))
-            }
-        }
-        Instruction::TensorCopy { out, input } => {
-            let inp = tile(view, *input, "input", o0)?;
-            let ot = tile(view, *out, "out", o1)?;
-            if is_int(inp.ap.dtype()) && inp.ap.dtype() == ot.ap.dtype() {
-                gather(view, &inp, r0);
-                scatter(view, &ot, r0);
-                Ok(outcome(out, false))
-            } else if is_int(inp.ap.dtype()) && is_int(ot.ap.dtype()) {
-                gather(view, &inp, i0);
-                scatter(view, &ot, i0);
-                Ok(outcome(out, false))
-            } else {
-                gather(view, &inp, f0);
-                let nan = write_f32(view, &ot, f0);
-                Ok(outcome(out, nan))
-            }
-        }
+        Instruction::TensorScalar { .. } => tensor_scalar(view, s, instr),
+        Instruction::TensorCopy { out, input } => tensor_copy(view, s, out, input),
         Instruction::TensorReduce {
             op,
             out,
             input,
             negate,
             ..
-        } => {
-            let inp = tile(view, *input, "input", o0)?;
-            let ot = tile(view, *out, "out", o1)?;
-            let kept = ot.epp();
-            // check_operands: out has the input's partitions and the kept dims' product.
-            let r = inp.epp() / kept.max(1);
-            if op.is_bitvec() {
-                gather(view, &inp, b0);
-                b1.clear();
-                b1.extend(b0.chunks_exact(r.max(1)).map(|g| {
-                    let v = g[1..].iter().fold(g[0], |acc, &x| alu_bits(*op, acc, x));
-                    if *negate {
-                        v.wrapping_neg()
-                    } else {
-                        v
-                    }
-                }));
-                scatter(view, &ot, b1);
-                Ok(outcome(out, false))
-            } else {
-                gather(view, &inp, f0);
-                f1.clear();
-                f1.extend(f0.chunks_exact(r.max(1)).map(|g| {
-                    let v = g[1..].iter().fold(g[0], |acc, &x| alu(*op, acc, x));
-                    if *negate {
-                        -v
-                    } else {
-                        v
-                    }
-                }));
-                let nan = write_f32(view, &ot, f1);
-                Ok(outcome(out, nan))
-            }
-        }
+        } => tensor_reduce(view, s, *op, out, input, *negate),
         Instruction::Memset { out, value } => {
-            let ot = tile(view, *out, "out", o0)?;
-            f0.clear();
-            f0.resize(ot.len(), *value);
-            let nan = write_f32(view, &ot, f0);
+            let ot = tile(view, *out, "out", &mut s.offs_out)?;
+            s.result.clear();
+            s.result.resize(ot.len(), *value);
+            let nan = write_f32(view, &ot, &s.result);
             Ok(outcome(out, nan))
         }
         Instruction::Iota {
@@ -595,58 +365,390 @@ fn run(
             offset,
             channel_multiplier,
             pattern,
-        } => {
-            let ot = tile(view, *out, "out", o0)?;
-            iota_values(pattern, *offset, *channel_multiplier, ot.parts(), i0);
-            if is_int(ot.ap.dtype()) {
-                scatter(view, &ot, i0);
-                Ok(outcome(out, false))
-            } else {
-                f0.clear();
-                f0.extend(i0.iter().map(|&v| v as f32));
-                let nan = write_f32(view, &ot, f0);
-                Ok(outcome(out, nan))
-            }
-        }
-        Instruction::Transpose { out, input } => {
-            if engine == EngineKind::Pe {
-                for (operand, ap, expected) in [
-                    ("input", input, MemSpace::Sbuf),
-                    ("out", out, MemSpace::Psum),
-                ] {
-                    if ap.space() != expected {
-                        return Err(ComputeError::WrongSpace {
-                            opcode: "transpose",
-                            operand,
-                            expected,
-                        });
-                    }
-                }
-            }
-            let inp = tile(view, *input, "input", o0)?;
-            let ot = tile(view, *out, "out", o1)?;
-            let (p, fdim) = (inp.parts(), inp.epp());
-            if is_int(inp.ap.dtype()) && inp.ap.dtype() == ot.ap.dtype() {
-                gather(view, &inp, r0);
-                transpose_into(r0, p, fdim, r1);
-                scatter(view, &ot, r1);
-                Ok(outcome(out, false))
-            } else if is_int(inp.ap.dtype()) && is_int(ot.ap.dtype()) {
-                gather(view, &inp, i0);
-                transpose_into(i0, p, fdim, i1);
-                scatter(view, &ot, i1);
-                Ok(outcome(out, false))
-            } else {
-                gather(view, &inp, f0);
-                transpose_into(f0, p, fdim, f1);
-                let nan = write_f32(view, &ot, f1);
-                Ok(outcome(out, nan))
-            }
-        }
+        } => iota(view, s, out, *offset, *channel_multiplier, pattern),
+        Instruction::Transpose { out, input } => transpose(view, s, engine, out, input),
         // `execute` admits compute opcodes only.
         _ => Err(ComputeError::NotCompute {
             opcode: instr.opcode().mnemonic(),
         }),
+    }
+}
+
+fn load_stationary(
+    view: &OnChipView<'_>,
+    state: &mut EngineState,
+    s: &mut Scratch,
+    stationary: &AccessPattern,
+    reversed: bool,
+    pass: MatmulPass,
+) -> Result<ComputeOutcome, ComputeError> {
+    let t = tile(view, *stationary, "stationary", &mut s.offs_in)?;
+    require_float("matmul.ld", "stationary", t.ap.dtype())?;
+    if pass == MatmulPass::Second {
+        // Pass 2 must repeat pass 1's operands; it computes nothing.
+        match state.stationary.as_ref().map(|st| (st.pass, st.ap)) {
+            Some((MatmulPass::First, ap)) if ap == *stationary => {}
+            _ => {
+                return Err(ComputeError::PassMismatch {
+                    what: "a second-pass matmul.ld must follow a first pass with the same stationary operand".into(),
+                })
+            }
+        }
+    }
+    let st = state.stationary.get_or_insert_with(Stationary::default);
+    st.k = t.ap.partitions();
+    st.m = t.epp() as u32;
+    st.pass = pass;
+    st.ap = *stationary;
+    if pass != MatmulPass::Second {
+        gather(view, &t, &mut st.data);
+        if reversed {
+            let m = st.m as usize;
+            for row in st.data.chunks_exact_mut(m.max(1)) {
+                row.reverse();
+            }
+        }
+    }
+    Ok(ComputeOutcome::default())
+}
+
+fn matmul(
+    view: &mut OnChipView<'_>,
+    state: &mut EngineState,
+    s: &mut Scratch,
+    dst: &AccessPattern,
+    moving: &AccessPattern,
+    accumulate: bool,
+) -> Result<ComputeOutcome, ComputeError> {
+    let st = state
+        .stationary
+        .as_mut()
+        .ok_or(ComputeError::NoStationary)?;
+    let mv = tile(view, *moving, "moving", &mut s.offs_in)?;
+    require_float("matmul.mm", "moving", mv.ap.dtype())?;
+    if mv.ap.partitions() != st.k {
+        return Err(ComputeError::KMismatch {
+            stationary: st.k,
+            moving: mv.ap.partitions(),
+        });
+    }
+    let d = tile(view, *dst, "dst", &mut s.offs_out)?;
+    require_float("matmul.mm", "dst", d.ap.dtype())?;
+    if d.ap.partitions() != st.m {
+        return Err(ComputeError::ShapeMismatch {
+            opcode: "matmul.mm",
+            what: format!(
+                "dst has {} partitions but the stationary operand has M = {}",
+                d.ap.partitions(),
+                st.m
+            ),
+        });
+    }
+    match st.pass {
+        MatmulPass::Single => {}
+        MatmulPass::First => st.first_pass = Some((*moving, *dst)),
+        MatmulPass::Second => {
+            if st.first_pass.take() != Some((*moving, *dst)) {
+                return Err(ComputeError::PassMismatch {
+                    what: "a second-pass matmul.mm must repeat the first pass's moving and dst operands".into(),
+                });
+            }
+            // The first pass wrote the whole product.
+            return Ok(outcome(dst, false));
+        }
+    }
+    let (k, m, n) = (st.k as usize, st.m as usize, mv.epp());
+    gather(view, &mv, &mut s.input);
+    s.result.clear();
+    s.result.resize(m * n, 0.0);
+    super::gemm::stationary_t_times_moving(&st.data, &s.input, &mut s.result, k, m, n);
+    if accumulate {
+        gather(view, &d, &mut s.aux);
+        for (acc, &old) in s.result.iter_mut().zip(s.aux.iter()) {
+            *acc += old;
+        }
+    }
+    let nan = write_f32(view, &d, &s.result);
+    Ok(outcome(dst, nan))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn activation(
+    view: &mut OnChipView<'_>,
+    state: &mut EngineState,
+    s: &mut Scratch,
+    func: ActivationFunc,
+    out: &AccessPattern,
+    input: &AccessPattern,
+    scale: &ScalarOperand,
+    bias: Option<&ShortOperand>,
+    reduce: ReduceCmd,
+) -> Result<ComputeOutcome, ComputeError> {
+    let inp = tile(view, *input, "input", &mut s.offs_in)?;
+    let ot = tile(view, *out, "out", &mut s.offs_out)?;
+    let parts = inp.ap.partitions();
+    let scale_v = match scale {
+        ScalarOperand::Imm(v) => PerPartition::Imm(*v),
+        ScalarOperand::Vector(sv) => {
+            let t = vector_tile(view, "act", "scale", *sv, parts, &mut s.offs_vec0)?;
+            gather(view, &t, &mut s.input1);
+            PerPartition::Vector(&s.input1[..])
+        }
+    };
+    let bias_v = match bias {
+        None => None,
+        Some(bv) => {
+            let t = vector_tile(view, "act", "bias", *bv, parts, &mut s.offs_vec1)?;
+            gather(view, &t, &mut s.aux);
+            Some(&s.aux[..])
+        }
+    };
+    gather(view, &inp, &mut s.input);
+    let n = inp.epp();
+    let res = &mut s.result;
+    res.clear();
+    res.reserve(s.input.len());
+    for (p, row) in s.input.chunks_exact(n.max(1)).enumerate() {
+        let sc = scale_v.get(p);
+        match bias_v {
+            Some(bv) => {
+                let bi = bv[p];
+                res.extend(row.iter().map(|&x| x * sc + bi));
+            }
+            None => res.extend(row.iter().map(|&x| x * sc)),
+        }
+    }
+    activate_slice(func, res);
+    let nan = write_f32(view, &ot, res);
+    apply_reduce(&mut state.accumulators, reduce, ot.start(), res, ot.epp());
+    Ok(outcome(out, nan))
+}
+
+fn tensor_tensor(
+    view: &mut OnChipView<'_>,
+    s: &mut Scratch,
+    op: AluOp,
+    out: &AccessPattern,
+    in0: &AccessPattern,
+    in1: &TensorOperand,
+) -> Result<ComputeOutcome, ComputeError> {
+    let a = tile(view, *in0, "in0", &mut s.offs_in)?;
+    let in1_ap = in1
+        .resolve(in0)
+        .map_err(|source| ComputeError::InvalidOperand {
+            opcode: "tensor_tensor",
+            operand: "in1",
+            source,
+        })?;
+    let bt = tile(view, in1_ap, "in1", &mut s.offs_in1)?;
+    let ot = tile(view, *out, "out", &mut s.offs_out)?;
+    if op.is_bitvec() {
+        gather(view, &a, &mut s.bits_in);
+        gather(view, &bt, &mut s.bits_in1);
+        s.bits_out.clear();
+        s.bits_out.extend(
+            s.bits_in
+                .iter()
+                .zip(s.bits_in1.iter())
+                .map(|(&x, &y)| alu_bits(op, x, y)),
+        );
+        scatter(view, &ot, &s.bits_out);
+        Ok(outcome(out, false))
+    } else {
+        gather(view, &a, &mut s.input);
+        gather(view, &bt, &mut s.input1);
+        binary_map(op, &s.input, &s.input1, &mut s.result);
+        let nan = write_f32(view, &ot, &s.result);
+        Ok(outcome(out, nan))
+    }
+}
+
+fn tensor_scalar(
+    view: &mut OnChipView<'_>,
+    s: &mut Scratch,
+    instr: &Instruction,
+) -> Result<ComputeOutcome, ComputeError> {
+    let Instruction::TensorScalar {
+        out,
+        input,
+        op0,
+        operand0,
+        reverse0,
+        op1,
+        operand1,
+        reverse1,
+    } = instr
+    else {
+        return Err(ComputeError::NotCompute {
+            opcode: instr.opcode().mnemonic(),
+        });
+    };
+    let inp = tile(view, *input, "input", &mut s.offs_in)?;
+    let ot = tile(view, *out, "out", &mut s.offs_out)?;
+    let parts = inp.ap.partitions();
+    let vec_tile = |view: &OnChipView<'_>, operand, sc: &ScalarOperand, offs| match sc {
+        ScalarOperand::Vector(v) => {
+            vector_tile(view, "tensor_scalar", operand, *v, parts, offs).map(Some)
+        }
+        ScalarOperand::Imm(_) => Ok(None),
+    };
+    let t0 = vec_tile(view, "operand0", operand0, &mut s.offs_vec0)?;
+    let t1 = vec_tile(view, "operand1", operand1, &mut s.offs_vec1)?;
+    let n = inp.epp().max(1);
+    if op0.is_bitvec() || op1.is_bitvec() {
+        let s0 = bits_operand(view, operand0, t0.as_ref(), &mut s.bits_in1);
+        let s1 = bits_operand(view, operand1, t1.as_ref(), &mut s.bits_out);
+        gather(view, &inp, &mut s.bits_in);
+        for (p, row) in s.bits_in.chunks_exact_mut(n).enumerate() {
+            let (c0, c1) = (s0.get(p), s1.get(p));
+            for x in row {
+                let y = stage_bits(*op0, *reverse0, *x, c0);
+                *x = stage_bits(*op1, *reverse1, y, c1);
+            }
+        }
+        scatter(view, &ot, &s.bits_in);
+        Ok(outcome(out, false))
+    } else {
+        let s0 = f32_operand(view, operand0, t0.as_ref(), &mut s.input1);
+        let s1 = f32_operand(view, operand1, t1.as_ref(), &mut s.aux);
+        gather(view, &inp, &mut s.input);
+        for (p, row) in s.input.chunks_exact_mut(n).enumerate() {
+            let (c0, c1) = (s0.get(p), s1.get(p));
+            for x in row {
+                let y = stage(*op0, *reverse0, *x, c0);
+                *x = stage(*op1, *reverse1, y, c1);
+            }
+        }
+        let nan = write_f32(view, &ot, &s.input);
+        Ok(outcome(out, nan))
+    }
+}
+
+fn tensor_copy(
+    view: &mut OnChipView<'_>,
+    s: &mut Scratch,
+    out: &AccessPattern,
+    input: &AccessPattern,
+) -> Result<ComputeOutcome, ComputeError> {
+    let inp = tile(view, *input, "input", &mut s.offs_in)?;
+    let ot = tile(view, *out, "out", &mut s.offs_out)?;
+    if is_int(inp.ap.dtype()) && inp.ap.dtype() == ot.ap.dtype() {
+        gather(view, &inp, &mut s.raw_in);
+        scatter(view, &ot, &s.raw_in);
+        Ok(outcome(out, false))
+    } else if is_int(inp.ap.dtype()) && is_int(ot.ap.dtype()) {
+        gather(view, &inp, &mut s.ints_in);
+        scatter(view, &ot, &s.ints_in);
+        Ok(outcome(out, false))
+    } else {
+        gather(view, &inp, &mut s.input);
+        let nan = write_f32(view, &ot, &s.input);
+        Ok(outcome(out, nan))
+    }
+}
+
+fn tensor_reduce(
+    view: &mut OnChipView<'_>,
+    s: &mut Scratch,
+    op: AluOp,
+    out: &AccessPattern,
+    input: &AccessPattern,
+    negate: bool,
+) -> Result<ComputeOutcome, ComputeError> {
+    let inp = tile(view, *input, "input", &mut s.offs_in)?;
+    let ot = tile(view, *out, "out", &mut s.offs_out)?;
+    let kept = ot.epp();
+    // check_operands: out has the input's partitions and the kept dims' product.
+    let r = (inp.epp() / kept.max(1)).max(1);
+    if op.is_bitvec() {
+        gather(view, &inp, &mut s.bits_in);
+        s.bits_out.clear();
+        s.bits_out.extend(s.bits_in.chunks_exact(r).map(|g| {
+            let v = g[1..].iter().fold(g[0], |acc, &x| alu_bits(op, acc, x));
+            if negate {
+                v.wrapping_neg()
+            } else {
+                v
+            }
+        }));
+        scatter(view, &ot, &s.bits_out);
+        Ok(outcome(out, false))
+    } else {
+        gather(view, &inp, &mut s.input);
+        s.result.clear();
+        s.result.extend(s.input.chunks_exact(r).map(|g| {
+            let v = g[1..].iter().fold(g[0], |acc, &x| alu(op, acc, x));
+            if negate {
+                -v
+            } else {
+                v
+            }
+        }));
+        let nan = write_f32(view, &ot, &s.result);
+        Ok(outcome(out, nan))
+    }
+}
+
+fn iota(
+    view: &mut OnChipView<'_>,
+    s: &mut Scratch,
+    out: &AccessPattern,
+    offset: i32,
+    channel_multiplier: i32,
+    pattern: &IotaPattern,
+) -> Result<ComputeOutcome, ComputeError> {
+    let ot = tile(view, *out, "out", &mut s.offs_out)?;
+    iota_values(pattern, offset, channel_multiplier, ot.parts(), &mut s.ints_in);
+    if is_int(ot.ap.dtype()) {
+        scatter(view, &ot, &s.ints_in);
+        Ok(outcome(out, false))
+    } else {
+        s.result.clear();
+        s.result.extend(s.ints_in.iter().map(|&v| v as f32));
+        let nan = write_f32(view, &ot, &s.result);
+        Ok(outcome(out, nan))
+    }
+}
+
+fn transpose(
+    view: &mut OnChipView<'_>,
+    s: &mut Scratch,
+    engine: EngineKind,
+    out: &AccessPattern,
+    input: &AccessPattern,
+) -> Result<ComputeOutcome, ComputeError> {
+    if engine == EngineKind::Pe {
+        for (operand, ap, expected) in [
+            ("input", input, MemSpace::Sbuf),
+            ("out", out, MemSpace::Psum),
+        ] {
+            if ap.space() != expected {
+                return Err(ComputeError::WrongSpace {
+                    opcode: "transpose",
+                    operand,
+                    expected,
+                });
+            }
+        }
+    }
+    let inp = tile(view, *input, "input", &mut s.offs_in)?;
+    let ot = tile(view, *out, "out", &mut s.offs_out)?;
+    let (p, fdim) = (inp.parts(), inp.epp());
+    if is_int(inp.ap.dtype()) && inp.ap.dtype() == ot.ap.dtype() {
+        gather(view, &inp, &mut s.raw_in);
+        transpose_into(&s.raw_in, p, fdim, &mut s.raw_out);
+        scatter(view, &ot, &s.raw_out);
+        Ok(outcome(out, false))
+    } else if is_int(inp.ap.dtype()) && is_int(ot.ap.dtype()) {
+        gather(view, &inp, &mut s.ints_in);
+        transpose_into(&s.ints_in, p, fdim, &mut s.ints_out);
+        scatter(view, &ot, &s.ints_out);
+        Ok(outcome(out, false))
+    } else {
+        gather(view, &inp, &mut s.input);
+        transpose_into(&s.input, p, fdim, &mut s.result);
+        let nan = write_f32(view, &ot, &s.result);
+        Ok(outcome(out, nan))
     }
 }
 

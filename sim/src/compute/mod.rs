@@ -99,8 +99,9 @@ pub mod alu;
 pub mod convert;
 pub mod cost;
 mod exec;
+mod gemm;
 
-use nrt_hal::isa::{AluOp, ApError, MemSpace, OperandError};
+use nrt_hal::isa::{AccessPattern, AluOp, ApError, MatmulPass, MemSpace, OperandError};
 use nrt_hal::{Dtype, EngineKind};
 
 pub use cost::{cost, to_device_cycles, EngineCycles};
@@ -129,22 +130,74 @@ pub struct OnChipView<'a> {
 }
 
 /// The stationary matmul operand loaded into the PE array.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 struct Stationary {
     k: u32,
     m: u32,
-    /// Row-major `k × m` values.
+    /// Row-major `k × m` values, in column order (already un-reversed).
     data: Vec<f32>,
+    /// The pass the last `matmul.ld` started.
+    pass: MatmulPass,
+    /// The pattern the last `matmul.ld` read.
+    ap: AccessPattern,
+    /// The moving and dst operands of the first pass, awaiting the second.
+    first_pass: Option<(AccessPattern, AccessPattern)>,
 }
 
-/// Reusable per-instruction buffers (kept to avoid allocating on every instruction).
+impl Default for Stationary {
+    fn default() -> Self {
+        Stationary {
+            k: 0,
+            m: 0,
+            data: Vec::new(),
+            pass: MatmulPass::Single,
+            ap: AccessPattern::contiguous(
+                nrt_hal::isa::ShortOperand::sbuf(0, 0, Dtype::F32).expect("offset 0 is valid"),
+                1,
+                1,
+            )
+            .expect("a 1×1 pattern is valid"),
+            first_pass: None,
+        }
+    }
+}
+
+/// Reusable per-instruction buffers, named by role (kept to avoid allocating on every
+/// instruction). An instruction family uses the ones it needs.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Scratch {
-    pub(crate) f: [Vec<f32>; 4],
-    pub(crate) o: [Vec<usize>; 4],
-    pub(crate) i: [Vec<i64>; 2],
-    pub(crate) r: [Vec<u64>; 2],
-    pub(crate) b: [Vec<u32>; 3],
+    /// Element offsets of the main input tile.
+    pub(crate) offs_in: Vec<usize>,
+    /// Element offsets of the second input tile.
+    pub(crate) offs_in1: Vec<usize>,
+    /// Element offsets of the output tile.
+    pub(crate) offs_out: Vec<usize>,
+    /// Element offsets of the first `[P, 1]` vector operand.
+    pub(crate) offs_vec0: Vec<usize>,
+    /// Element offsets of the second `[P, 1]` vector operand.
+    pub(crate) offs_vec1: Vec<usize>,
+    /// f32 values of the main input.
+    pub(crate) input: Vec<f32>,
+    /// f32 values of the second input (or the first vector operand).
+    pub(crate) input1: Vec<f32>,
+    /// f32 values of an auxiliary operand (old PSUM values, bias, second vector operand).
+    pub(crate) aux: Vec<f32>,
+    /// f32 results.
+    pub(crate) result: Vec<f32>,
+    /// Exact integer values read.
+    pub(crate) ints_in: Vec<i64>,
+    /// Exact integer values written.
+    pub(crate) ints_out: Vec<i64>,
+    /// Raw element bits read (same-dtype integer moves).
+    pub(crate) raw_in: Vec<u64>,
+    /// Raw element bits written.
+    pub(crate) raw_out: Vec<u64>,
+    /// 32-bit patterns of the main input (bit-vector ops).
+    pub(crate) bits_in: Vec<u32>,
+    /// 32-bit patterns of the second input or first operand.
+    pub(crate) bits_in1: Vec<u32>,
+    /// 32-bit patterns of results or the second operand.
+    pub(crate) bits_out: Vec<u32>,
 }
 
 /// An engine's architectural state between instructions: PE's loaded stationary matrix and
@@ -285,6 +338,12 @@ pub enum ComputeError {
     /// `tensor_tensor` with both inputs in PSUM (reference §11.3).
     #[error("tensor_tensor: in0 and in1 may not both be in PSUM")]
     BothInputsInPsum,
+    /// The passes of a two-pass matmul disagree.
+    #[error("matmul pass mismatch: {what}")]
+    PassMismatch {
+        /// The rule broken.
+        what: String,
+    },
     /// `matmul.mm` with no stationary operand loaded.
     #[error("matmul.mm: no stationary operand is loaded (matmul.ld must come first)")]
     NoStationary,
