@@ -29,6 +29,17 @@
 //! an RX descriptor on its s2m ring, each pair one packet (TX FIRST|LAST) of at most
 //! [`MAX_DESC_BYTES`]. See [`M2mCopy`].
 //!
+//! # Converting copies (this platform's own descriptor kind)
+//!
+//! A DMA that converts elements between dtypes in flight (a NEFF `cast` descriptor) has no
+//! public descriptor encoding. This platform defines one: a pair whose TX `meta_ctrl` is
+//! [`TxMeta::convert`] — the M2M word with `ssmae_op` = [`TxMeta::SSMAE_OP_CONVERT_VALUE`]
+//! (`0b011`, **ours**), the source dtype's `nrt_dtype_t` code in bits 7:4 and the
+//! destination's in bits 11:8. The TX length counts source bytes and the RX length
+//! destination bytes, both for the same whole number of elements; element k of the source is
+//! converted (floats round to nearest even) and written as element k of the destination. The
+//! driver never builds such a pair; [`ConvertCopy`] does. Plain copies are unchanged.
+//!
 //! # Rings
 //!
 //! [`RingGeometry`] enforces the driver's size and placement rules (§3.4). [`RingProducer`]
@@ -37,6 +48,7 @@
 //! simulator uses to check the ring id of each descriptor it fetches.
 
 use crate::addr::{AddrOverflow, DeviceAddr};
+use crate::dtype::Dtype;
 use bitflags::bitflags;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
@@ -205,6 +217,80 @@ impl TxMeta {
     /// The 3-bit `ssmae_op` field.
     pub const fn ssmae_op(self) -> u8 {
         ((self.bits() & Self::SSMAE_OP_MASK) >> Self::SSMAE_OP_SHIFT) as u8
+    }
+
+    /// The `ssmae_op` value of this platform's converting copy (**ours**; see the module
+    /// docs).
+    pub const SSMAE_OP_CONVERT_VALUE: u8 = 0b011;
+
+    /// The TX meta word of a converting copy from `from` to `to` elements.
+    pub const fn convert(from: Dtype, to: Dtype) -> TxMeta {
+        let base = TxMeta::M2M.bits() & !Self::SSMAE_OP_MASK;
+        TxMeta::from_bits_retain(
+            base | (Self::SSMAE_OP_CONVERT_VALUE as u32) << Self::SSMAE_OP_SHIFT
+                | (from.code() as u32) << 4
+                | (to.code() as u32) << 8,
+        )
+    }
+
+    /// The (source, destination) dtypes of a converting copy's meta word; `None` for any
+    /// other word (including one naming an unknown dtype code).
+    pub fn conversion(self) -> Option<(Dtype, Dtype)> {
+        if self.ssmae_op() != Self::SSMAE_OP_CONVERT_VALUE {
+            return None;
+        }
+        let code = |shift: u32| ((self.bits() >> shift) & 0xF) as u8;
+        Some((Dtype::from_code(code(4))?, Dtype::from_code(code(8))?))
+    }
+}
+
+/// A converting copy of `elements` elements (see the module docs): one pair per piece of at
+/// most 64 KiB on either side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ConvertCopy {
+    /// First source byte.
+    pub src: DeviceAddr,
+    /// First destination byte.
+    pub dst: DeviceAddr,
+    /// Elements converted.
+    pub elements: u64,
+    /// Source dtype.
+    pub from: Dtype,
+    /// Destination dtype.
+    pub to: Dtype,
+}
+
+impl ConvertCopy {
+    /// Builds the pairs, one (TX, RX) ring-id tuple from `ids` per pair.
+    pub fn build<S: RingIdSource>(&self, mut ids: S) -> Result<Vec<CopyPair>, UdmaError> {
+        let (ss, ds) = (self.from.size() as u64, self.to.size() as u64);
+        let per = MAX_DESC_BYTES / ss.max(ds);
+        self.src.checked_add(self.elements * ss)?;
+        self.dst.checked_add(self.elements * ds)?;
+        let meta = TxMeta::convert(self.from, self.to);
+        let mut out = Vec::new();
+        let mut done = 0u64;
+        while done < self.elements {
+            let n = (self.elements - done).min(per);
+            let (tx_id, rx_id) = ids.next_ring_ids();
+            out.push(CopyPair {
+                tx: TxDesc::new(
+                    n * ss,
+                    tx_id,
+                    LenCtrlFlags::FIRST | LenCtrlFlags::LAST,
+                    meta,
+                    self.src.checked_add(done * ss)?,
+                )?,
+                rx: RxDesc::new(
+                    n * ds,
+                    rx_id,
+                    LenCtrlFlags::empty(),
+                    self.dst.checked_add(done * ds)?,
+                )?,
+            });
+            done += n;
+        }
+        Ok(out)
     }
 }
 

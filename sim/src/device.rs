@@ -21,7 +21,7 @@ use nrt_hal::hal::{MemLocation, NotificationQueue};
 use nrt_hal::isa::SemCmp;
 use nrt_hal::notify::{Notification, NQ_ENTRY_SIZE};
 use nrt_hal::target::{reserved, MmioReg, SemWindow};
-use nrt_hal::{DeviceAddr, EventId, MemHandle, NcIndex, SemaphoreId, Target};
+use nrt_hal::{DeviceAddr, Dtype, EventId, MemHandle, NcIndex, SemaphoreId, Target};
 
 use crate::config::{SimConfig, TimingConfig};
 use crate::dma::DmaEngineState;
@@ -369,12 +369,54 @@ impl Device {
         r
     }
 
+    /// A converting copy (the platform's own descriptor kind, `nrt_hal::udma` "Converting
+    /// copies"): reads `len` bytes of `from` elements at `src`, writes them as `to` elements
+    /// at `dst`.
+    pub fn transfer_converting(
+        &mut self,
+        src: DeviceAddr,
+        dst: DeviceAddr,
+        from: Dtype,
+        to: Dtype,
+        len: u64,
+    ) -> Result<(), AccessFault> {
+        let n = usize::try_from(len).map_err(|_| MemFault::Unmapped { addr: src, len })?;
+        let mut raw = vec![0u8; n];
+        self.read_any(src, &mut raw)?;
+        let count = n / from.size();
+        let mut out = vec![0u8; count * to.size()];
+        crate::compute::convert::convert_elements(from, &raw, to, &mut out);
+        self.write_any(dst, &out)
+    }
+
+    /// Reads bytes from any device address (memory, on-chip memory or registers).
+    fn read_any(&mut self, addr: DeviceAddr, buf: &mut [u8]) -> Result<(), AccessFault> {
+        let mmio = self.target.decode_mmio(addr);
+        self.transfer_staged_read(addr, mmio, buf)
+    }
+
+    /// Writes bytes to any device address.
+    fn write_any(&mut self, addr: DeviceAddr, buf: &[u8]) -> Result<(), AccessFault> {
+        let mmio = self.target.decode_mmio(addr);
+        self.transfer_staged_write(addr, mmio, buf)
+    }
+
     fn transfer_staged(
         &mut self,
         src: DeviceAddr,
         src_mmio: Option<MmioReg>,
         dst: DeviceAddr,
         dst_mmio: Option<MmioReg>,
+        buf: &mut [u8],
+    ) -> Result<(), AccessFault> {
+        self.transfer_staged_read(src, src_mmio, buf)?;
+        self.transfer_staged_write(dst, dst_mmio, buf)
+    }
+
+    fn transfer_staged_read(
+        &mut self,
+        src: DeviceAddr,
+        src_mmio: Option<MmioReg>,
         buf: &mut [u8],
     ) -> Result<(), AccessFault> {
         let len = buf.len() as u64;
@@ -398,6 +440,16 @@ impl Device {
                 }
             }
         }
+        Ok(())
+    }
+
+    fn transfer_staged_write(
+        &mut self,
+        dst: DeviceAddr,
+        dst_mmio: Option<MmioReg>,
+        buf: &[u8],
+    ) -> Result<(), AccessFault> {
+        let len = buf.len() as u64;
         match dst_mmio {
             None => self.mem.write(dst, buf)?,
             Some(reg @ (MmioReg::Sbuf { .. } | MmioReg::Psum { .. })) => {

@@ -491,7 +491,15 @@ impl Device {
         };
         let txd = TxDesc::decode(&txd).map_err(|_| bad(&tx))?;
         let rxd = RxDesc::decode(&rxd).map_err(|_| bad(&rx))?;
-        if txd.len() != rxd.len() {
+        let conversion = txd.meta().conversion();
+        let lengths_agree = match conversion {
+            None => txd.len() == rxd.len(),
+            Some((from, to)) => {
+                let (ss, ds) = (from.size() as u32, to.size() as u32);
+                txd.len() % ss == 0 && rxd.len() % ds == 0 && txd.len() / ss == rxd.len() / ds
+            }
+        };
+        if !lengths_agree {
             return Err(PairFault {
                 fault: DmaFault::LengthMismatch,
                 index,
@@ -512,8 +520,11 @@ impl Device {
                 }
             }
         }
-        self.transfer(src, dst, len)
-            .map_err(|e| PairFault::access(e, index))?;
+        match conversion {
+            None => self.transfer(src, dst, len),
+            Some((from, to)) => self.transfer_converting(src, dst, from, to, len),
+        }
+        .map_err(|e| PairFault::access(e, index))?;
         self.stats.descriptors += 1;
         self.stats.dma_bytes += len;
         let block_end = self.queue(q).is_some_and(|x| x.seq_block)

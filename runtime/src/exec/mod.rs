@@ -423,6 +423,7 @@ fn reg_addr(target: Target, q: QueueRef, dir: Direction, reg: QueueReg) -> Resul
 /// | `HbmUncorrectable` | `NRT_EXEC_HW_ERR_HBM_UE` (1201) |
 /// | `DmaError` | `NRT_EXEC_HW_ERR_DMA_ABORT` (1203) |
 /// | `ExecError` (unknown opcode, malformed or out-of-bounds instruction) | `NRT_EXEC_COMPLETED_WITH_ERR` (1004): the device detected it while executing, so this is an execution result rather than an invalid request |
+/// | `Deadlock` (engines waiting on semaphores nothing can change) | `NRT_EXEC_COMPLETED_WITH_ERR`; the message lists every stuck engine |
 /// | `NanProduced` | `NRT_EXEC_COMPLETED_WITH_NUM_ERR` (1003) |
 /// | a faulted completion with no other entry | `NRT_EXEC_COMPLETED_WITH_ERR` |
 ///
@@ -435,7 +436,9 @@ pub fn status_of(
     let rank = |n: &Notification| match n {
         Notification::HbmUncorrectable { .. } => Some((0, NrtStatus::ExecHwErrHbmUe)),
         Notification::DmaError { .. } => Some((1, NrtStatus::ExecHwErrDmaAbort)),
-        Notification::ExecError { .. } => Some((2, NrtStatus::ExecCompletedWithErr)),
+        Notification::ExecError { .. } | Notification::Deadlock { .. } => {
+            Some((2, NrtStatus::ExecCompletedWithErr))
+        }
         Notification::NanProduced { .. } => Some((3, NrtStatus::ExecCompletedWithNumErr)),
         Notification::Completion { faulted: true, .. } => {
             Some((4, NrtStatus::ExecCompletedWithErr))
@@ -446,7 +449,18 @@ pub fn status_of(
         .iter()
         .filter_map(|n| rank(n).map(|r| (r, n)))
         .min_by_key(|(r, _)| r.0)
-        .map(|((_, status), n)| Error::new(status, describe(n)))
+        .map(|((_, status), n)| {
+            if matches!(n, Notification::Deadlock { .. }) {
+                let all: Vec<String> = entries
+                    .iter()
+                    .filter(|e| matches!(e, Notification::Deadlock { .. }))
+                    .map(describe)
+                    .collect();
+                Error::new(status, format!("deadlock: {}", all.join("; ")))
+            } else {
+                Error::new(status, describe(n))
+            }
+        })
 }
 
 /// Checks the caller's sets and that every tensor can be bound.

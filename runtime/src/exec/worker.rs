@@ -18,7 +18,7 @@ use nrt_hal::hal::WaitCondition;
 use nrt_hal::isa::SemCmp;
 use nrt_hal::notify::Notification;
 use nrt_hal::target::reserved;
-use nrt_hal::{Hal, HalError, NcIndex, Target};
+use nrt_hal::{EngineKind, Hal, HalError, NcIndex, Target};
 
 use super::handoff::Handoff;
 use super::ticket::{stage_lockstep, ComputeReqLock};
@@ -369,6 +369,27 @@ fn severity(s: NrtStatus) -> u32 {
     }
 }
 
+/// Why the NEFF record at `neff_ip` of `engine`'s stream cannot execute, as far as its own
+/// bytes (and, for a Neuron matmul, the record before it) tell: the decoder's message and the
+/// record in hex. `None` when the record decodes and pairs correctly (the fault was in its
+/// operands against memory or engine state).
+fn record_reason(model: &LoadedModel, sg: usize, engine: EngineKind, neff_ip: u32) -> Option<String> {
+    let prog = model.parsed.model.subgraphs.get(sg)?.engine(engine)?;
+    let i = neff_ip as usize;
+    let rec = prog.records.get(i)?;
+    let err = match nrt_hal::isa::neuron::decode_any(rec) {
+        Err(e) => e.to_string(),
+        Ok(d) if d.encoding == nrt_hal::isa::neuron::Encoding::Neuron => {
+            let prev = i.checked_sub(1).and_then(|p| prog.records.get(p));
+            nrt_hal::isa::neuron::check_pe_pair(prev, rec)
+                .err()?
+                .to_string()
+        }
+        Ok(_) => return None,
+    };
+    Some(format!(" — {err} (record {})", rec.to_hex()))
+}
+
 /// A message naming what an error entry reports, in NEFF terms.
 fn describe(model: &LoadedModel, sg: usize, nc: NcIndex, n: &Notification) -> String {
     let cores = lock(&model.cores);
@@ -400,9 +421,40 @@ fn describe(model: &LoadedModel, sg: usize, nc: NcIndex, n: &Notification) -> St
                         .find(|(e, ip, _)| *e == engine && *ip == neff_ip)
                         .map(|t| format!(" — {}", t.2))
                 })
+                .or_else(|| record_reason(model, sg, engine, neff_ip))
                 .unwrap_or_default();
+            let sg_name = model
+                .parsed
+                .model
+                .subgraphs
+                .get(sg)
+                .map_or("?", |k| k.name.as_str());
             format!(
-                "execution {compute_idx} on {nc}: engine {engine} stopped at instruction {instruction_index} (NEFF instruction {neff_ip} of {bin}): {fault:?}, opcode {opcode:#04x}{why}"
+                "execution {compute_idx} on {nc}: subgraph {sg_name}, engine {engine} stopped at instruction {instruction_index} (NEFF instruction {neff_ip} of {bin}): {fault:?}, opcode {opcode:#04x}{why}"
+            )
+        }
+        Notification::Deadlock {
+            engine,
+            instruction_index,
+            sem,
+            value,
+            awaited,
+            ..
+        } => {
+            let neff_ip = core
+                .map(|c| c.patches[engine.index()].device_to_neff(instruction_index))
+                .unwrap_or(instruction_index);
+            let opcode = model
+                .parsed
+                .model
+                .subgraphs
+                .get(sg)
+                .and_then(|k| k.engine(engine))
+                .and_then(|p| p.records.get(neff_ip as usize))
+                .map_or(0, |r| r.opcode());
+            format!(
+                "engine {engine} at NEFF instruction {neff_ip} (opcode {opcode:#04x}) waits for {} >= {awaited}, which holds {value}",
+                nrt_hal::SemaphoreId(sem)
             )
         }
         Notification::DmaError {

@@ -11,7 +11,8 @@
 //! §7.1). Both sides are walked as streams of contiguous runs and zipped into pieces of at most
 //! 64 KiB, so a desc's bytes land in order however the two patterns are shaped.
 
-use nrt_hal::udma::{M2mCopy, MAX_DESC_BYTES};
+use nrt_hal::udma::{ConvertCopy, CopyPair, M2mCopy, RingIdSource, MAX_DESC_BYTES};
+use nrt_hal::Dtype;
 use nrt_hal::DeviceAddr;
 
 use crate::error::{Error, Result};
@@ -38,11 +39,45 @@ pub struct PairTemplate {
     pub src: Loc,
     /// Destination.
     pub dst: Loc,
-    /// Bytes, 1..=65536.
+    /// Bytes read from the source, 1..=65536.
     pub len: u32,
+    /// For a converting copy (a `cast` between dtypes), the (source, destination) dtypes:
+    /// the pair becomes this platform's converting descriptor (`nrt_hal::udma` "Converting
+    /// copies") and writes `len / size(from) · size(to)` bytes.
+    pub convert: Option<(Dtype, Dtype)>,
 }
 
 impl PairTemplate {
+    /// Bytes written at the destination.
+    pub fn dst_len(&self) -> u64 {
+        match self.convert {
+            None => u64::from(self.len),
+            Some((from, to)) => u64::from(self.len) / from.size() as u64 * to.size() as u64,
+        }
+    }
+
+    /// The descriptor pairs with both sides absolute, given a var resolver (`None` = not
+    /// resolvable now), taking ring ids from `ids`.
+    pub fn build(
+        &self,
+        var_pa: &impl Fn(u32) -> Option<DeviceAddr>,
+        ids: impl RingIdSource,
+    ) -> Result<Vec<CopyPair>> {
+        let copy = self.resolve(var_pa)?;
+        let pairs = match self.convert {
+            None => copy.build(ids),
+            Some((from, to)) => ConvertCopy {
+                src: copy.src,
+                dst: copy.dst,
+                elements: copy.len / from.size() as u64,
+                from,
+                to,
+            }
+            .build(ids),
+        };
+        pairs.map_err(|e| Error::invalid(e.to_string()))
+    }
+
     /// The copy with both sides absolute, given a var resolver (`None` = not resolvable now).
     pub fn resolve(&self, var_pa: &impl Fn(u32) -> Option<DeviceAddr>) -> Result<M2mCopy> {
         let abs = |l: Loc| -> Result<DeviceAddr> {
@@ -117,6 +152,9 @@ pub fn lower_desc(d: &DmaDesc) -> Result<Option<Vec<PairTemplate>>> {
         DmaOp::Cast => d.from.dtype == d.to.dtype,
         _ => false,
     };
+    if d.op == DmaOp::Cast && !moves_bytes {
+        return lower_cast(d).map(Some);
+    }
     if !moves_bytes {
         return Ok(None);
     }
@@ -149,6 +187,7 @@ pub fn lower_desc(d: &DmaDesc) -> Result<Option<Vec<PairTemplate>>> {
                 offset: d_off + d_used,
             },
             len: n as u32,
+            convert: None,
         });
         s_used += n;
         d_used += n;
@@ -162,6 +201,74 @@ pub fn lower_desc(d: &DmaDesc) -> Result<Option<Vec<PairTemplate>>> {
         }
     }
     Ok(Some(out))
+}
+
+/// The converting pairs of a `cast` between two dtypes (reference: the innermost size of each
+/// side counts bytes of that side's own dtype, and element k of the source becomes element k
+/// of the destination): both sides are walked as runs of whole elements and zipped element by
+/// element into pieces of at most 64 KiB on either side.
+fn lower_cast(d: &DmaDesc) -> Result<Vec<PairTemplate>> {
+    let (from, to) = (d.from.dtype, d.to.dtype);
+    let (ss, ds) = (from.size() as u64, to.size() as u64);
+    let elems = |side: &DmaSide, size: u64| -> Result<Vec<(u64, u64)>> {
+        runs(side)?
+            .into_iter()
+            .map(|(off, len)| {
+                if len % size == 0 {
+                    Ok((off, len / size))
+                } else {
+                    Err(Error::invalid(format!(
+                        "cast desc: a run of {len} bytes on var {} is not whole {} elements",
+                        side.var_id,
+                        side.dtype.neff_name()
+                    )))
+                }
+            })
+            .collect()
+    };
+    let src = elems(&d.from, ss)?;
+    let dst = elems(&d.to, ds)?;
+    let total = |r: &[(u64, u64)]| r.iter().map(|x| x.1).sum::<u64>();
+    if total(&src) != total(&dst) {
+        return Err(Error::invalid(format!(
+            "cast desc converts {} elements from var {} but {} to var {}",
+            total(&src),
+            d.from.var_id,
+            total(&dst),
+            d.to.var_id
+        )));
+    }
+    let per = MAX_DESC_BYTES / ss.max(ds);
+    let mut out = Vec::new();
+    let (mut si, mut di, mut s_used, mut d_used) = (0usize, 0usize, 0u64, 0u64);
+    while si < src.len() && di < dst.len() {
+        let (s_off, s_n) = src[si];
+        let (d_off, d_n) = dst[di];
+        let n = (s_n - s_used).min(d_n - d_used).min(per);
+        out.push(PairTemplate {
+            src: Loc::Var {
+                var_id: d.from.var_id,
+                offset: s_off + s_used * ss,
+            },
+            dst: Loc::Var {
+                var_id: d.to.var_id,
+                offset: d_off + d_used * ds,
+            },
+            len: (n * ss) as u32,
+            convert: Some((from, to)),
+        });
+        s_used += n;
+        d_used += n;
+        if s_used == s_n {
+            si += 1;
+            s_used = 0;
+        }
+        if d_used == d_n {
+            di += 1;
+            d_used = 0;
+        }
+    }
+    Ok(out)
 }
 
 /// The pairs of a whole block, or the op that cannot be lowered.
@@ -212,7 +319,8 @@ mod tests {
                     var_id: 0,
                     offset: 180_608 + 3 * 262_144
                 },
-                len: 4000
+                len: 4000,
+                convert: None,
             }
         );
     }
@@ -275,6 +383,7 @@ mod tests {
             },
             dst: Loc::Abs(DeviceAddr::new(0x2000)),
             len: 4,
+            convert: None,
         };
         let c = t
             .resolve(&|v| (v == 4).then_some(DeviceAddr::new(0x1000)))

@@ -440,6 +440,7 @@ fn stage_into(st: &mut Staging<'_>, target: Target, kbin: &Kbin) -> Result<()> {
                         src: Loc::Abs(st.model.one_word),
                         dst: Loc::Abs(inc),
                         len: 4,
+                        convert: None,
                     });
                     count += 1;
                 }
@@ -541,7 +542,7 @@ fn check_sb_reservations(kbin: &Kbin, pairs: &[PairTemplate]) -> Result<()> {
         return Ok(());
     };
     for t in pairs {
-        for loc in [t.src, t.dst] {
+        for (loc, len) in [(t.src, u64::from(t.len)), (t.dst, t.dst_len())] {
             let Loc::Var { var_id, offset } = loc else {
                 continue;
             };
@@ -549,7 +550,7 @@ fn check_sb_reservations(kbin: &Kbin, pairs: &[PairTemplate]) -> Result<()> {
                 continue;
             }
             let (p, start) = (offset / STRIDE, offset % STRIDE);
-            let end = start + t.len as u64;
+            let end = start + len;
             for r in &kbin.sb_reservations {
                 let parts = r.base_partition as u64..r.base_partition as u64 + r.partitions as u64;
                 let (rs, re) = (r.offset as u64, r.offset as u64 + r.size as u64);
@@ -597,10 +598,9 @@ pub fn write_ring(
     let mut tx = Vec::with_capacity(q.pairs.len() * DESC_SIZE);
     let mut rx = Vec::with_capacity(q.pairs.len() * DESC_SIZE);
     for t in &q.pairs {
-        let copy = t.resolve(var_pa)?;
-        for p in copy
-            .build(FixedRingId(1))
-            .map_err(|e| Error::invalid(format!("queue {}: {e}", q.queue)))?
+        for p in t
+            .build(var_pa, FixedRingId(1))
+            .map_err(|e| e.context(format!("queue {}", q.queue)))?
         {
             tx.extend_from_slice(&p.tx.to_bytes());
             rx.extend_from_slice(&p.rx.to_bytes());
