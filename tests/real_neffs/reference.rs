@@ -1,0 +1,129 @@
+//! Independent float64 references for the development-set NEFFs, written from what each file
+//! computes (the development set's README), not from simulator code: inputs, vector add,
+//! transpose, conv2d + bias, 2×2 max-pool, and the comparison with a tolerance.
+
+use half::f16;
+
+/// Seeded uniform [0, 1) values (splitmix64; 24 random bits per value, so every value is
+/// exact in fp32 and — after rounding — representable in fp16).
+pub fn uniform(seed: u64, n: usize) -> Vec<f64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            (z >> 40) as f64 / (1u64 << 24) as f64
+        })
+        .collect()
+}
+
+/// Element type of a tensor under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    /// fp32.
+    F32,
+    /// fp16.
+    F16,
+}
+
+impl Ty {
+    /// Rounds `v` to this type (as the tensor stores it).
+    pub fn round(self, v: f64) -> f64 {
+        match self {
+            Ty::F32 => v as f32 as f64,
+            Ty::F16 => f16::from_f64(v).to_f64(),
+        }
+    }
+
+    /// Little-endian bytes of `vals` in this type.
+    pub fn bytes(self, vals: &[f64]) -> Vec<u8> {
+        match self {
+            Ty::F32 => vals.iter().flat_map(|&v| (v as f32).to_le_bytes()).collect(),
+            Ty::F16 => vals
+                .iter()
+                .flat_map(|&v| f16::from_f64(v).to_le_bytes())
+                .collect(),
+        }
+    }
+
+    /// Values of little-endian bytes in this type.
+    pub fn values(self, b: &[u8]) -> Vec<f64> {
+        match self {
+            Ty::F32 => b
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
+                .collect(),
+            Ty::F16 => b
+                .chunks_exact(2)
+                .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f64())
+                .collect(),
+        }
+    }
+}
+
+/// Shapes of a conv2d: X[1, c, h, w], W[k, c, 3, 3], bias[k]; valid 3×3, stride 1.
+#[derive(Debug, Clone, Copy)]
+pub struct Conv {
+    /// Input channels.
+    pub c: usize,
+    /// Output channels.
+    pub k: usize,
+    /// Input height.
+    pub h: usize,
+    /// Input width.
+    pub w: usize,
+}
+
+impl Conv {
+    /// Output height.
+    pub fn oh(&self) -> usize {
+        self.h - 2
+    }
+    /// Output width.
+    pub fn ow(&self) -> usize {
+        self.w - 2
+    }
+
+    /// conv[k, y, x] + bias[k] in float64.
+    pub fn at(&self, x: &[f64], wt: &[f64], bias: &[f64], k: usize, y: usize, xx: usize) -> f64 {
+        let mut acc = 0.0;
+        for c in 0..self.c {
+            for r in 0..3 {
+                let xrow = &x[(c * self.h + y + r) * self.w + xx..][..3];
+                let wrow = &wt[((k * self.c + c) * 3 + r) * 3..][..3];
+                acc += xrow[0] * wrow[0] + xrow[1] * wrow[1] + xrow[2] * wrow[2];
+            }
+        }
+        acc + bias[k]
+    }
+
+    /// The 2×2, stride-2 max-pool of the biased conv at pooled position (k, i, j).
+    pub fn pooled_at(&self, x: &[f64], wt: &[f64], bias: &[f64], k: usize, i: usize, j: usize) -> f64 {
+        let mut m = f64::NEG_INFINITY;
+        for a in 0..2 {
+            for b in 0..2 {
+                m = m.max(self.at(x, wt, bias, k, 2 * i + a, 2 * j + b));
+            }
+        }
+        m
+    }
+}
+
+/// The largest `|got − want|` over `pairs`, after checking each against
+/// `|got − want| ≤ atol + rtol·|want|`; panics naming the first element outside.
+pub fn check_close(what: &str, pairs: impl Iterator<Item = (usize, f64, f64)>, rtol: f64, atol: f64) -> (f64, f64) {
+    let (mut max_err, mut max_ref) = (0.0f64, 0.0f64);
+    for (i, got, want) in pairs {
+        let err = (got - want).abs();
+        assert!(
+            err <= atol + rtol * want.abs(),
+            "{what}: element {i}: got {got}, reference {want} (|err| {err} > {atol} + {rtol}·|ref|)"
+        );
+        max_err = max_err.max(err);
+        max_ref = max_ref.max(want.abs());
+    }
+    (max_err, max_ref)
+}
