@@ -733,7 +733,7 @@ fn an_unknown_instruction_reports_core_engine_opcode_and_index() {
     let mut bytes =
         nrt_hal::isa::encode_stream(&[Instruction::StreamHeader, Instruction::Nop]).unwrap();
     let mut raw = [0u8; 64];
-    raw[0] = 0x41; // a real Neuron opcode this platform does not implement
+    raw[0] = 0x50; // an opcode neither encoding defines
     raw[1] = 0x10;
     bytes.extend_from_slice(&raw);
     let h = dev.alloc(NC0, bytes.len() as u64);
@@ -747,7 +747,7 @@ fn an_unknown_instruction_reports_core_engine_opcode_and_index() {
             engine: EngineKind::Dve,
             compute_idx: 0,
             instruction_index: 2,
-            opcode: 0x41,
+            opcode: 0x50,
             fault: ExecFault::UnknownOpcode,
         }
     );
