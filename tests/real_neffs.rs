@@ -73,7 +73,9 @@ fn execute(
     for t in &model.parsed.model.inputs {
         let n = t.size as usize / t.dtype.size();
         let data = inputs(&t.name, t.dtype, n);
-        let d = rt.tensor_allocate(Placement::Device, model.vnc, t.size, &t.name).unwrap();
+        let d = rt
+            .tensor_allocate(Placement::Device, model.vnc, t.size, &t.name)
+            .unwrap();
         d.write(0, &data).unwrap();
         ins.add(&t.name, d);
     }
@@ -83,7 +85,9 @@ fn execute(
         if names.contains(&t.name) {
             continue;
         }
-        let d = rt.tensor_allocate(Placement::Device, model.vnc, t.size, &t.name).unwrap();
+        let d = rt
+            .tensor_allocate(Placement::Device, model.vnc, t.size, &t.name)
+            .unwrap();
         outs.add(&t.name, d);
         names.push(t.name.clone());
     }
@@ -92,9 +96,14 @@ fn execute(
             for (_, t) in outs.iter() {
                 t.memset(0, 0xFF, t.size()).unwrap();
             }
-            let report = rt.execute(id, &ins, &outs).unwrap_or_else(|e| panic!("{e}"));
+            let report = rt
+                .execute(id, &ins, &outs)
+                .unwrap_or_else(|e| panic!("{e}"));
             Run {
-                outputs: names.iter().map(|n| outs.get(n).unwrap().to_vec().unwrap()).collect(),
+                outputs: names
+                    .iter()
+                    .map(|n| outs.get(n).unwrap().to_vec().unwrap())
+                    .collect(),
                 cycles: report.cycles,
             }
         })
@@ -143,7 +152,9 @@ fn vector_adds_are_bit_exact() {
         let got = Ty::F32.values(&run.outputs[0]);
         let err = check_close(
             name,
-            got.iter().enumerate().map(|(i, &g)| (i, g, (a[i] as f32 + b[i] as f32) as f64)),
+            got.iter()
+                .enumerate()
+                .map(|(i, &g)| (i, g, (a[i] as f32 + b[i] as f32) as f64)),
             0.0,
             0.0,
         );
@@ -189,18 +200,63 @@ const SMALL: (usize, usize) = (32, 16);
 const FULL: (usize, usize) = (224, 224);
 
 const SMALLER_CONVS: [ConvNeff; 4] = [
-    conv("chenhzhu+asst4-trainium2--part2_profile_final_float16_smaller", SMALL, false, Ty::F16),
-    conv("chenhzhu+asst4-trainium2--part2_profile_final_float32_smaller", SMALL, false, Ty::F32),
-    conv("chenhzhu+asst4-trainium2--part2_profile_final_pool_float16_smaller", SMALL, true, Ty::F16),
-    conv("chenhzhu+asst4-trainium2--part2_profile_final_pool_float32_smaller", SMALL, true, Ty::F32),
+    conv(
+        "chenhzhu+asst4-trainium2--part2_profile_final_float16_smaller",
+        SMALL,
+        false,
+        Ty::F16,
+    ),
+    conv(
+        "chenhzhu+asst4-trainium2--part2_profile_final_float32_smaller",
+        SMALL,
+        false,
+        Ty::F32,
+    ),
+    conv(
+        "chenhzhu+asst4-trainium2--part2_profile_final_pool_float16_smaller",
+        SMALL,
+        true,
+        Ty::F16,
+    ),
+    conv(
+        "chenhzhu+asst4-trainium2--part2_profile_final_pool_float32_smaller",
+        SMALL,
+        true,
+        Ty::F32,
+    ),
 ];
 
 const FULL_CONVS: [ConvNeff; 5] = [
-    conv("chenhzhu+asst4-trainium2--part2_profile_final_float16", FULL, false, Ty::F16),
-    conv("chenhzhu+asst4-trainium2--part2_profile_final_float32", FULL, false, Ty::F32),
-    conv("chenhzhu+asst4-trainium2--part2_profile_final_pool_float16", FULL, true, Ty::F16),
-    conv("chenhzhu+asst4-trainium2--part2_profile_final_pool_float32", FULL, true, Ty::F32),
-    conv("waahm7+asst4-trainium--part2_file_pool_1_float16", FULL, false, Ty::F16),
+    conv(
+        "chenhzhu+asst4-trainium2--part2_profile_final_float16",
+        FULL,
+        false,
+        Ty::F16,
+    ),
+    conv(
+        "chenhzhu+asst4-trainium2--part2_profile_final_float32",
+        FULL,
+        false,
+        Ty::F32,
+    ),
+    conv(
+        "chenhzhu+asst4-trainium2--part2_profile_final_pool_float16",
+        FULL,
+        true,
+        Ty::F16,
+    ),
+    conv(
+        "chenhzhu+asst4-trainium2--part2_profile_final_pool_float32",
+        FULL,
+        true,
+        Ty::F32,
+    ),
+    conv(
+        "waahm7+asst4-trainium--part2_file_pool_1_float16",
+        FULL,
+        false,
+        Ty::F16,
+    ),
 ];
 
 fn conv_seed(name: &str) -> u64 {
@@ -215,18 +271,30 @@ fn conv_seed(name: &str) -> u64 {
 /// (`samples` = None) or at that many seeded positions.
 fn check_conv(c: &ConvNeff, samples: Option<usize>) {
     let Some(bytes) = neff(c.name) else { return };
-    let g = Conv { c: 256, k: 256, h: c.hw.0, w: c.hw.1 };
+    let g = Conv {
+        c: 256,
+        k: 256,
+        h: c.hw.0,
+        w: c.hw.1,
+    };
     let inputs = |name: &str, d: Dtype, n: usize| ty(d).bytes(&uniform(conv_seed(name), n));
     let t0 = Instant::now();
     let run = execute(c.name, &bytes, &inputs, 1).remove(0);
     let host = t0.elapsed();
     let load = |name: &str, n: usize| -> Vec<f64> {
-        uniform(conv_seed(name), n).into_iter().map(|v| c.ty.round(v)).collect()
+        uniform(conv_seed(name), n)
+            .into_iter()
+            .map(|v| c.ty.round(v))
+            .collect()
     };
     let x = load("X", g.c * g.h * g.w);
     let wt = load("W", g.k * g.c * 9);
     let bias = load("bias", g.k);
-    let (oh, ow) = if c.pool { (g.oh() / 2, g.ow() / 2) } else { (g.oh(), g.ow()) };
+    let (oh, ow) = if c.pool {
+        (g.oh() / 2, g.ow() / 2)
+    } else {
+        (g.oh(), g.ow())
+    };
     let got = c.ty.values(&run.outputs[0]);
     assert_eq!(got.len(), g.k * oh * ow, "{}: output size", c.name);
     let want = |idx: usize| {
@@ -243,7 +311,10 @@ fn check_conv(c: &ConvNeff, samples: Option<usize>) {
     };
     let positions: Vec<usize> = match samples {
         None => (0..got.len()).collect(),
-        Some(s) => uniform(7, s).into_iter().map(|u| (u * got.len() as f64) as usize).collect(),
+        Some(s) => uniform(7, s)
+            .into_iter()
+            .map(|u| (u * got.len() as f64) as usize)
+            .collect(),
     };
     let err = check_close(
         c.name,
@@ -291,8 +362,14 @@ fn real_neffs_are_deterministic_across_runs_and_host_threads() {
             .collect();
         for t in threads {
             let r = t.join().unwrap();
-            assert_eq!(r.outputs, single.outputs, "{name}: outputs differ across host threads");
-            assert_eq!(r.cycles, single.cycles, "{name}: cycles differ across host threads");
+            assert_eq!(
+                r.outputs, single.outputs,
+                "{name}: outputs differ across host threads"
+            );
+            assert_eq!(
+                r.cycles, single.cycles,
+                "{name}: cycles differ across host threads"
+            );
         }
     }
 }

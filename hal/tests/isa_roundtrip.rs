@@ -110,8 +110,16 @@ fn arb_instruction_for(op: Opcode) -> BoxedStrategy<Instruction> {
         Opcode::EventWait => (arb_event(), any::<bool>())
             .prop_map(|(event, value)| I::EventWait { event, value })
             .boxed(),
-        Opcode::MatmulLoadStationary => (arb_ap(), any::<bool>(), prop::sample::select(nrt_hal::isa::MatmulPass::ALL))
-            .prop_map(|(stationary, reversed, pass)| I::MatmulLoadStationary { stationary, reversed, pass })
+        Opcode::MatmulLoadStationary => (
+            arb_ap(),
+            any::<bool>(),
+            prop::sample::select(nrt_hal::isa::MatmulPass::ALL),
+        )
+            .prop_map(|(stationary, reversed, pass)| I::MatmulLoadStationary {
+                stationary,
+                reversed,
+                pass,
+            })
             .boxed(),
         Opcode::MatmulMoving => (arb_ap(), arb_ap(), any::<bool>())
             .prop_map(|(dst, moving, accumulate)| I::MatmulMoving {
@@ -138,7 +146,12 @@ fn arb_instruction_for(op: Opcode) -> BoxedStrategy<Instruction> {
             })
             .boxed(),
         Opcode::TensorTensor => (arb_alu(), arb_ap(), arb_ap(), arb_short())
-            .prop_map(|(op, out, in0, in1)| I::TensorTensor { op, out, in0, in1: in1.into() })
+            .prop_map(|(op, out, in0, in1)| I::TensorTensor {
+                op,
+                out,
+                in0,
+                in1: in1.into(),
+            })
             .boxed(),
         Opcode::TensorScalar => (
             (arb_ap(), arb_ap()),

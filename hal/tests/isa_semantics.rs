@@ -50,7 +50,11 @@ fn one_of_each() -> Vec<Instruction> {
         },
         Instruction::End,
         Instruction::Nop,
-        Instruction::MatmulLoadStationary { stationary: a, reversed: false, pass: nrt_hal::isa::MatmulPass::Single },
+        Instruction::MatmulLoadStationary {
+            stationary: a,
+            reversed: false,
+            pass: nrt_hal::isa::MatmulPass::Single,
+        },
         Instruction::MatmulMoving {
             dst: psum(4, 8),
             moving: a,

@@ -440,27 +440,41 @@ fn notification_strategy() -> impl Strategy<Value = Notification> {
                 instruction_index: ii,
             }
         ),
-        (core.clone(), eng.clone(), any::<u64>(), any::<u64>(), any::<u32>()).prop_map(
-            |(core, engine, c, ii, v)| Notification::Notify {
+        (
+            core.clone(),
+            eng.clone(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<u32>()
+        )
+            .prop_map(|(core, engine, c, ii, v)| Notification::Notify {
                 core,
                 engine,
                 compute_idx: c,
                 instruction_index: ii,
                 value: v,
-            }
-        ),
+            }),
         (core.clone(), any::<u32>()).prop_map(|(core, lost)| Notification::Overflow { core, lost }),
-        (core, eng, any::<u64>(), any::<u32>(), any::<u32>(), any::<i32>(), any::<u32>()).prop_map(
-            |(core, engine, c, ii, sem, value, awaited)| Notification::Deadlock {
-                core,
-                engine,
-                compute_idx: c,
-                instruction_index: ii,
-                sem,
-                value,
-                awaited,
-            }
-        ),
+        (
+            core,
+            eng,
+            any::<u64>(),
+            any::<u32>(),
+            any::<u32>(),
+            any::<i32>(),
+            any::<u32>()
+        )
+            .prop_map(|(core, engine, c, ii, sem, value, awaited)| {
+                Notification::Deadlock {
+                    core,
+                    engine,
+                    compute_idx: c,
+                    instruction_index: ii,
+                    sem,
+                    value,
+                    awaited,
+                }
+            }),
     ]
 }
 

@@ -204,9 +204,7 @@ impl Device {
         self.wake_engines(nc, |w| match *w {
             crate::engine::Wait::Semaphore {
                 sem, cmp, value: v, ..
-            } => {
-                sem == id && cmp.holds(value, v)
-            }
+            } => sem == id && cmp.holds(value, v),
             _ => false,
         });
     }

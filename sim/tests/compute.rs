@@ -1834,7 +1834,11 @@ fn arb_instr() -> impl Strategy<Value = Instruction> {
             .collect::<Vec<_>>(),
     );
     prop_oneof![
-        arb_ap().prop_map(|stationary| Instruction::MatmulLoadStationary { stationary, reversed: false, pass: nrt_hal::isa::MatmulPass::Single }),
+        arb_ap().prop_map(|stationary| Instruction::MatmulLoadStationary {
+            stationary,
+            reversed: false,
+            pass: nrt_hal::isa::MatmulPass::Single
+        }),
         (arb_ap(), arb_ap(), any::<bool>()).prop_map(|(dst, moving, accumulate)| {
             Instruction::MatmulMoving {
                 dst,
@@ -1860,8 +1864,14 @@ fn arb_instr() -> impl Strategy<Value = Instruction> {
                     reduce,
                 }
             }),
-        (alu.clone(), arb_ap(), arb_ap(), arb_short())
-            .prop_map(|(op, out, in0, in1)| Instruction::TensorTensor { op, out, in0, in1: in1.into() }),
+        (alu.clone(), arb_ap(), arb_ap(), arb_short()).prop_map(|(op, out, in0, in1)| {
+            Instruction::TensorTensor {
+                op,
+                out,
+                in0,
+                in1: in1.into(),
+            }
+        }),
         (
             arb_ap(),
             arb_ap(),

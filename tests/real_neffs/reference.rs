@@ -41,7 +41,10 @@ impl Ty {
     /// Little-endian bytes of `vals` in this type.
     pub fn bytes(self, vals: &[f64]) -> Vec<u8> {
         match self {
-            Ty::F32 => vals.iter().flat_map(|&v| (v as f32).to_le_bytes()).collect(),
+            Ty::F32 => vals
+                .iter()
+                .flat_map(|&v| (v as f32).to_le_bytes())
+                .collect(),
             Ty::F16 => vals
                 .iter()
                 .flat_map(|&v| f16::from_f64(v).to_le_bytes())
@@ -101,7 +104,15 @@ impl Conv {
     }
 
     /// The 2×2, stride-2 max-pool of the biased conv at pooled position (k, i, j).
-    pub fn pooled_at(&self, x: &[f64], wt: &[f64], bias: &[f64], k: usize, i: usize, j: usize) -> f64 {
+    pub fn pooled_at(
+        &self,
+        x: &[f64],
+        wt: &[f64],
+        bias: &[f64],
+        k: usize,
+        i: usize,
+        j: usize,
+    ) -> f64 {
         let mut m = f64::NEG_INFINITY;
         for a in 0..2 {
             for b in 0..2 {
@@ -114,7 +125,12 @@ impl Conv {
 
 /// The largest `|got − want|` over `pairs`, after checking each against
 /// `|got − want| ≤ atol + rtol·|want|`; panics naming the first element outside.
-pub fn check_close(what: &str, pairs: impl Iterator<Item = (usize, f64, f64)>, rtol: f64, atol: f64) -> (f64, f64) {
+pub fn check_close(
+    what: &str,
+    pairs: impl Iterator<Item = (usize, f64, f64)>,
+    rtol: f64,
+    atol: f64,
+) -> (f64, f64) {
     let (mut max_err, mut max_ref) = (0.0f64, 0.0f64);
     for (i, got, want) in pairs {
         let err = (got - want).abs();

@@ -373,7 +373,12 @@ fn severity(s: NrtStatus) -> u32 {
 /// bytes (and, for a Neuron matmul, the record before it) tell: the decoder's message and the
 /// record in hex. `None` when the record decodes and pairs correctly (the fault was in its
 /// operands against memory or engine state).
-fn record_reason(model: &LoadedModel, sg: usize, engine: EngineKind, neff_ip: u32) -> Option<String> {
+fn record_reason(
+    model: &LoadedModel,
+    sg: usize,
+    engine: EngineKind,
+    neff_ip: u32,
+) -> Option<String> {
     let prog = model.parsed.model.subgraphs.get(sg)?.engine(engine)?;
     let i = neff_ip as usize;
     let rec = prog.records.get(i)?;

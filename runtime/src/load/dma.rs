@@ -12,8 +12,8 @@
 //! 64 KiB, so a desc's bytes land in order however the two patterns are shaped.
 
 use nrt_hal::udma::{ConvertCopy, CopyPair, M2mCopy, RingIdSource, MAX_DESC_BYTES};
-use nrt_hal::Dtype;
 use nrt_hal::DeviceAddr;
+use nrt_hal::Dtype;
 
 use crate::error::{Error, Result};
 use crate::kbin::{DmaBlock, DmaDesc, DmaOp, DmaSide};

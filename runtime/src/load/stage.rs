@@ -500,9 +500,13 @@ fn stage_into(st: &mut Staging<'_>, target: Target, kbin: &Kbin) -> Result<()> {
     let var_pa = st.model.var_pa.clone();
     let mut streams = Vec::new();
     for prog in &kbin.engines {
-        let (recs, patches) = translate(target, kbin.encoding, &prog.records, &plans[prog.engine.index()], &|v| {
-            var_pa.get(&v).copied()
-        })
+        let (recs, patches) = translate(
+            target,
+            kbin.encoding,
+            &prog.records,
+            &plans[prog.engine.index()],
+            &|v| var_pa.get(&v).copied(),
+        )
         .map_err(|e| e.context(&prog.bin_member))?;
         streams.push((prog.engine, recs, patches));
     }

@@ -166,7 +166,11 @@ pub fn translate(
         }
     }
     if encoding == Encoding::Neuron {
-        out.push(Instruction::End.encode().map_err(|e| Error::failure(e.to_string()))?);
+        out.push(
+            Instruction::End
+                .encode()
+                .map_err(|e| Error::failure(e.to_string()))?,
+        );
     }
     Ok((out, patches))
 }
@@ -306,13 +310,26 @@ mod tests {
             offset: 0,
             value: 1,
         })];
-        let e = translate(Target::Trn1, Encoding::Platform, &stream, &BTreeMap::new(), &|_| None).unwrap_err();
+        let e = translate(
+            Target::Trn1,
+            Encoding::Platform,
+            &stream,
+            &BTreeMap::new(),
+            &|_| None,
+        )
+        .unwrap_err();
         assert!(e.message.contains("instruction 0"), "{e}");
         let mut raw = [0u8; 64];
         raw[0] = 0x41;
         raw[1] = 0x10;
-        let (out, p) =
-            translate(Target::Trn1, Encoding::Platform, &[Record(raw)], &BTreeMap::new(), &|_| None).unwrap();
+        let (out, p) = translate(
+            Target::Trn1,
+            Encoding::Platform,
+            &[Record(raw)],
+            &BTreeMap::new(),
+            &|_| None,
+        )
+        .unwrap();
         assert_eq!(out, vec![Record(raw)]);
         assert!(p.patches.is_empty());
     }

@@ -340,7 +340,17 @@ fn run(
             scale,
             bias,
             reduce,
-        } => activation(view, state, s, *func, out, input, scale, bias.as_ref(), *reduce),
+        } => activation(
+            view,
+            state,
+            s,
+            *func,
+            out,
+            input,
+            scale,
+            bias.as_ref(),
+            *reduce,
+        ),
         Instruction::TensorTensor { op, out, in0, in1 } => {
             tensor_tensor(view, s, *op, out, in0, in1)
         }
@@ -698,7 +708,13 @@ fn iota(
     pattern: &IotaPattern,
 ) -> Result<ComputeOutcome, ComputeError> {
     let ot = tile(view, *out, "out", &mut s.offs_out)?;
-    iota_values(pattern, offset, channel_multiplier, ot.parts(), &mut s.ints_in);
+    iota_values(
+        pattern,
+        offset,
+        channel_multiplier,
+        ot.parts(),
+        &mut s.ints_in,
+    );
     if is_int(ot.ap.dtype()) {
         scatter(view, &ot, &s.ints_in);
         Ok(outcome(out, false))

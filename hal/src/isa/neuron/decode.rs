@@ -10,8 +10,8 @@ use crate::dtype::Dtype;
 use crate::isa::ap::{AccessPattern, Dim, ShortOperand};
 use crate::isa::codec::{Record, LENGTH_BYTE, RECORD_SIZE};
 use crate::isa::instr::{Instruction, TensorOperand};
-use crate::isa::ops::{ActivationFunc, AluOp, MatmulPass, MemSpace, QueueSetName, ReduceCmd};
 use crate::isa::ops::ScalarOperand;
+use crate::isa::ops::{ActivationFunc, AluOp, MatmulPass, MemSpace, QueueSetName, ReduceCmd};
 
 use super::{
     ActForm, Detail, NeuronError, NeuronInstr, NeuronOpcode, PeTail, Sync, SyncRule, SyncWait,
@@ -36,7 +36,13 @@ struct Fields<'a> {
 }
 
 impl Fields<'_> {
-    fn err(&self, offset: usize, field: &'static str, value: u64, why: &'static str) -> NeuronError {
+    fn err(
+        &self,
+        offset: usize,
+        field: &'static str,
+        value: u64,
+        why: &'static str,
+    ) -> NeuronError {
         NeuronError::Field {
             opcode: self.op,
             offset,
@@ -55,11 +61,22 @@ impl Fields<'_> {
         u32::from_le_bytes([self.b[at], self.b[at + 1], self.b[at + 2], self.b[at + 3]])
     }
 
-    fn dtype(&self, at: usize, code: u8, field: &'static str, allowed: &[Dtype]) -> Result<Dtype, NeuronError> {
+    fn dtype(
+        &self,
+        at: usize,
+        code: u8,
+        field: &'static str,
+        allowed: &[Dtype],
+    ) -> Result<Dtype, NeuronError> {
         Dtype::from_code(code)
             .filter(|d| allowed.contains(d))
             .ok_or_else(|| {
-                self.err(at, field, u64::from(code), "not a dtype code this opcode is known to use")
+                self.err(
+                    at,
+                    field,
+                    u64::from(code),
+                    "not a dtype code this opcode is known to use",
+                )
             })
     }
 
@@ -128,7 +145,12 @@ impl Fields<'_> {
             let num_at = at + 4 + 2 * ndims + 2 * i;
             let count = self.u16(num_at);
             if count == 0 {
-                return Err(self.err(num_at, "access-pattern num", 0, "every dimension has num ≥ 1"));
+                return Err(self.err(
+                    num_at,
+                    "access-pattern num",
+                    0,
+                    "every dimension has num ≥ 1",
+                ));
             }
             dims.push(Dim::new(step, count));
         }
@@ -149,7 +171,12 @@ impl Fields<'_> {
                 value: self.u32(8),
             }),
             WAIT_GE => {
-                return Err(self.err(4, "wait mode", u64::from(WAIT_GE), "this opcode never waits"))
+                return Err(self.err(
+                    4,
+                    "wait mode",
+                    u64::from(WAIT_GE),
+                    "this opcode never waits",
+                ))
             }
             v => {
                 return Err(self.err(
@@ -193,7 +220,12 @@ impl Fields<'_> {
         match self.b[at] {
             0x04 => Ok(AluOp::Add),
             0x08 => Ok(AluOp::Max),
-            v => Err(self.err(at, "ALU op", u64::from(v), "only 0x04 (add) and 0x08 (max) are known")),
+            v => Err(self.err(
+                at,
+                "ALU op",
+                u64::from(v),
+                "only 0x04 (add) and 0x08 (max) are known",
+            )),
         }
     }
 
@@ -208,7 +240,10 @@ impl Fields<'_> {
             .collect();
         Err(NeuronError::Operands {
             opcode: self.op,
-            what: format!("operands have different element counts per partition ({})", list.join(", ")),
+            what: format!(
+                "operands have different element counts per partition ({})",
+                list.join(", ")
+            ),
         })
     }
 }
@@ -272,10 +307,19 @@ fn fixed_field(op: NeuronOpcode, at: usize) -> (&'static str, &'static str) {
         (_, 2..=3) => ("framing", "always zero"),
         (_, 4..=11) => ("sync block", "unused half of the sync block must be zero"),
         (LoadStationary | MultiplyMoving, 39) => ("byte 39 (possibly M)", "only 0x80 is known"),
-        (LoadStationary, 44..=47) => ("PE tail", "only 0F 0F 00 00, 0F 0F 02 00, 0F 0F 0F 00 are known"),
+        (LoadStationary, 44..=47) => (
+            "PE tail",
+            "only 0F 0F 00 00, 0F 0F 02 00, 0F 0F 0F 00 are known",
+        ),
         (MultiplyMoving, 44..=45) => ("PE tail", "only 0F 0F is known"),
-        (Memset, 35..=43) => ("fill value", "the encoding of a non-zero fill value is unknown"),
-        (Activate, 12 | 15 | 35) => ("activation form", "only the two known forms (selector/flag/bias flag 0/0/0x01 and 1/1/0x80) are accepted"),
+        (Memset, 35..=43) => (
+            "fill value",
+            "the encoding of a non-zero fill value is unknown",
+        ),
+        (Activate, 12 | 15 | 35) => (
+            "activation form",
+            "only the two known forms (selector/flag/bias flag 0/0/0x01 and 1/1/0x80) are accepted",
+        ),
         (Activate, 40..=43) => ("bias address", "form without bias has address 0"),
         (DmaTrigger, 12..=43) => ("queue-set name", "NUL-padded after the name"),
         _ => ("reserved", "documented as zero"),
@@ -289,15 +333,26 @@ fn second_wait(f: &Fields<'_>) -> Result<Option<SyncWait>, NeuronError> {
             sem: SemaphoreId(u32::from(f.b[33])),
             value: u32::from(f.u16(36)),
         })),
-        v => Err(f.err(32, "second wait mode", u64::from(v), "only 0x00 and 0x05 are known")),
+        v => Err(f.err(
+            32,
+            "second wait mode",
+            u64::from(v),
+            "only 0x00 and 0x05 are known",
+        )),
     }
 }
 
 fn dma_trigger(f: &Fields<'_>) -> Result<Instruction, NeuronError> {
     let field = &f.b[12..44];
     let len = field.iter().position(|&c| c == 0).unwrap_or(field.len());
-    let queue = QueueSetName::from_ascii(&field[..len])
-        .map_err(|_| f.err(12, "queue-set name", len as u64, "1..=32 graphic ASCII characters, NUL-padded"))?;
+    let queue = QueueSetName::from_ascii(&field[..len]).map_err(|_| {
+        f.err(
+            12,
+            "queue-set name",
+            len as u64,
+            "1..=32 graphic ASCII characters, NUL-padded",
+        )
+    })?;
     Ok(Instruction::PseudoDmaTrigger {
         queue,
         block_id: f.u32(48),
@@ -311,14 +366,28 @@ fn load_stationary(f: &Fields<'_>) -> Result<(Instruction, Detail), NeuronError>
         (Dtype::F16, 0) => MatmulPass::Single,
         (Dtype::F32, 1) => MatmulPass::First,
         (Dtype::F32, 2) => MatmulPass::Second,
-        (_, v) => return Err(f.err(33, "pass number", u64::from(v), "fp16 uses pass 0, fp32 passes 1 and 2")),
+        (_, v) => {
+            return Err(f.err(
+                33,
+                "pass number",
+                u64::from(v),
+                "fp16 uses pass 0, fp32 passes 1 and 2",
+            ))
+        }
     };
     let transpose = f.flag(34, "transpose mode")?;
     let k = f.partitions(38)?;
     let tail = PeTail::ALL
         .into_iter()
         .find(|t| t.bytes() == b[44..48])
-        .ok_or_else(|| f.err(44, "PE tail", u64::from(f.u32(44)), "only 0F 0F 00 00, 0F 0F 02 00, 0F 0F 0F 00 are known"))?;
+        .ok_or_else(|| {
+            f.err(
+                44,
+                "PE tail",
+                u64::from(f.u32(44)),
+                "only 0F 0F 00 00, 0F 0F 02 00, 0F 0F 0F 00 are known",
+            )
+        })?;
     let stationary = f.ap(16, 3, dtype, k, Some(MemSpace::Sbuf), "stationary address")?;
     Ok((
         Instruction::MatmulLoadStationary {
@@ -339,20 +408,40 @@ fn multiply_moving(f: &Fields<'_>) -> Result<(Instruction, Detail), NeuronError>
         _ => mode == 2 || mode == 3,
     };
     if !mode_ok {
-        return Err(f.err(33, "mode byte", u64::from(mode), "fp16 uses 0, fp32 uses 2 or 3"));
+        return Err(f.err(
+            33,
+            "mode byte",
+            u64::from(mode),
+            "fp16 uses 0, fp32 uses 2 or 3",
+        ));
     }
     let transpose = f.flag(34, "transpose mode")?;
     let k = f.partitions(38)?;
     let flags = b[43];
     if flags & !0b11 != 0 {
-        return Err(f.err(43, "accumulate flags", u64::from(flags), "only bit 0 (start) and bit 1 (last) are known"));
+        return Err(f.err(
+            43,
+            "accumulate flags",
+            u64::from(flags),
+            "only bit 0 (start) and bit 1 (last) are known",
+        ));
     }
     let start = flags & 1 != 0;
     if transpose && !start {
-        return Err(f.err(43, "accumulate flags", u64::from(flags), "transpose mode always overwrites (start flag set)"));
+        return Err(f.err(
+            43,
+            "accumulate flags",
+            u64::from(flags),
+            "transpose mode always overwrites (start flag set)",
+        ));
     }
     if b[46] != 0 && b[46] != 0x10 {
-        return Err(f.err(46, "byte 46", u64::from(b[46]), "only 0x00 and 0x10 are known"));
+        return Err(f.err(
+            46,
+            "byte 46",
+            u64::from(b[46]),
+            "only 0x00 and 0x10 are known",
+        ));
     }
     let moving = f.ap(16, 3, dtype, k, Some(MemSpace::Sbuf), "moving address")?;
     let out_dtype = if transpose { dtype } else { Dtype::F32 };
@@ -382,25 +471,37 @@ fn activate(f: &Fields<'_>) -> Result<(Instruction, Detail), NeuronError> {
     let form = match b[12] {
         0 => ActForm::Bias,
         1 => ActForm::NoBias { bias_dtype },
-        v => return Err(f.err(12, "function selector", u64::from(v), "only the identity forms 0 and 1 are known")),
+        v => {
+            return Err(f.err(
+                12,
+                "function selector",
+                u64::from(v),
+                "only the identity forms 0 and 1 are known",
+            ))
+        }
     };
     let scale = f32::from_bits(f.u32(36));
     if scale != 1.0 {
         return Err(f.err(36, "scale", u64::from(f.u32(36)), "only scale 1.0 is known"));
     }
-    let bias = match form {
-        ActForm::Bias => {
-            let (space, off) = f.address(40, "bias address")?;
-            if space != MemSpace::Sbuf {
-                return Err(f.err(40, "bias address", u64::from(f.u32(40)), "the bias vector is in SBUF"));
+    let bias =
+        match form {
+            ActForm::Bias => {
+                let (space, off) = f.address(40, "bias address")?;
+                if space != MemSpace::Sbuf {
+                    return Err(f.err(
+                        40,
+                        "bias address",
+                        u64::from(f.u32(40)),
+                        "the bias vector is in SBUF",
+                    ));
+                }
+                Some(ShortOperand::sbuf(0, off, bias_dtype).map_err(|_| {
+                    f.err(40, "bias address", u64::from(off), "offset out of range")
+                })?)
             }
-            Some(
-                ShortOperand::sbuf(0, off, bias_dtype)
-                    .map_err(|_| f.err(40, "bias address", u64::from(off), "offset out of range"))?,
-            )
-        }
-        ActForm::NoBias { .. } => None,
-    };
+            ActForm::NoBias { .. } => None,
+        };
     let input = f.ap(16, 3, in_dtype, p, None, "in address")?;
     let out = f.ap(48, 3, out_dtype, p, None, "out address")?;
     f.counts_equal(&[("in", &input), ("out", &out)])?;
@@ -446,7 +547,14 @@ fn tensor_reduce(f: &Fields<'_>) -> Result<Instruction, NeuronError> {
     let op = f.alu(36)?;
     let axes = match b[37] {
         2 | 3 => b[37] - 1,
-        v => return Err(f.err(37, "reduced dims + 1", u64::from(v), "only 2 and 3 are known")),
+        v => {
+            return Err(f.err(
+                37,
+                "reduced dims + 1",
+                u64::from(v),
+                "only 2 and 3 are known",
+            ))
+        }
     };
     let input = f.ap(12, 4, din, p, None, "in address")?;
     let out = f.ap(44, 4, din, p, None, "out address")?;
@@ -478,14 +586,24 @@ fn copy(f: &Fields<'_>, opcode: NeuronOpcode) -> Result<Instruction, NeuronError
     let (din, dout) = if opcode == NeuronOpcode::Copy {
         let d = f.dtype(32, b[32], "in dtype", COPY_TYPES)?;
         if b[33] != b[32] {
-            return Err(f.err(33, "out dtype", u64::from(b[33]), "0x46 copies without conversion: equals the in dtype"));
+            return Err(f.err(
+                33,
+                "out dtype",
+                u64::from(b[33]),
+                "0x46 copies without conversion: equals the in dtype",
+            ));
         }
         (d, d)
     } else {
         let din = f.dtype(32, b[32], "in dtype", FLOATS)?;
         let dout = f.dtype(33, b[33], "out dtype", FLOATS)?;
         if din == dout {
-            return Err(f.err(33, "out dtype", u64::from(b[33]), "0x47 converts: differs from the in dtype"));
+            return Err(f.err(
+                33,
+                "out dtype",
+                u64::from(b[33]),
+                "0x47 converts: differs from the in dtype",
+            ));
         }
         (din, dout)
     };
@@ -503,7 +621,12 @@ fn memset(f: &Fields<'_>) -> Result<Instruction, NeuronError> {
     let out = f.ap(44, 4, dtype, p, None, "out address")?;
     let count = f.u32(28);
     if u64::from(count) != out.elements_per_partition() {
-        return Err(f.err(28, "element count", u64::from(count), "equals the out pattern's elements per partition"));
+        return Err(f.err(
+            28,
+            "element count",
+            u64::from(count),
+            "equals the out pattern's elements per partition",
+        ));
     }
     Ok(Instruction::Memset { out, value: 0.0 })
 }

@@ -24,20 +24,35 @@ impl Out {
     }
 
     /// Writes `ap` as an `ndims`-dim pattern at `at` (missing outer dims as num 1, step 0).
-    fn ap(&mut self, at: usize, ndims: usize, ap: &AccessPattern, what: &str) -> Result<(), NeuronError> {
+    fn ap(
+        &mut self,
+        at: usize,
+        ndims: usize,
+        ap: &AccessPattern,
+        what: &str,
+    ) -> Result<(), NeuronError> {
         if ap.start_partition() != 0 {
-            return Err(bad(format!("{what} starts at partition {} (only 0 is encodable)", ap.start_partition())));
+            return Err(bad(format!(
+                "{what} starts at partition {} (only 0 is encodable)",
+                ap.start_partition()
+            )));
         }
         let (mask, bit) = match ap.space() {
             MemSpace::Sbuf => (SBUF_OFFSET_MASK, 0),
             MemSpace::Psum => (PSUM_OFFSET_MASK, PSUM_BIT),
         };
         if ap.offset() > mask {
-            return Err(bad(format!("{what} offset {:#x} does not fit its address word", ap.offset())));
+            return Err(bad(format!(
+                "{what} offset {:#x} does not fit its address word",
+                ap.offset()
+            )));
         }
         let dims = ap.dims();
         if dims.len() > ndims {
-            return Err(bad(format!("{what} has {} dims; this operand holds {ndims}", dims.len())));
+            return Err(bad(format!(
+                "{what} has {} dims; this operand holds {ndims}",
+                dims.len()
+            )));
         }
         self.put(at, &(ap.offset() | bit).to_le_bytes());
         // Record order is innermost first: the model's last dim goes to index 0.
@@ -142,11 +157,14 @@ impl NeuronInstr {
             ) => {
                 o.ap(16, 3, stationary, "stationary")?;
                 o.set(32, stationary.dtype().code());
-                o.set(33, match pass {
-                    MatmulPass::Single => 0,
-                    MatmulPass::First => 1,
-                    MatmulPass::Second => 2,
-                });
+                o.set(
+                    33,
+                    match pass {
+                        MatmulPass::Single => 0,
+                        MatmulPass::First => 1,
+                        MatmulPass::Second => 2,
+                    },
+                );
                 o.set(34, u8::from(*transpose));
                 o.set(38, partitions(stationary));
                 o.set(39, PE_BYTE39);
@@ -217,9 +235,9 @@ impl NeuronInstr {
             (N::TensorTensor, Instruction::TensorTensor { op, out, in0, in1 }, Detail::None) => {
                 let in1 = match in1 {
                     TensorOperand::Pattern(p) => *p,
-                    TensorOperand::Borrowed(s) => s
-                        .with_shape_of(in0)
-                        .map_err(|e| bad(format!("in1: {e}")))?,
+                    TensorOperand::Borrowed(s) => {
+                        s.with_shape_of(in0).map_err(|e| bad(format!("in1: {e}")))?
+                    }
                 };
                 same_partitions(&[in0, &in1, out])?;
                 o.set(12, in0.dtype().code() | in1.dtype().code() << 4);
@@ -260,10 +278,12 @@ impl NeuronInstr {
             }
             (N::Memset, Instruction::Memset { out, value }, Detail::None) => {
                 if *value != 0.0 || value.is_sign_negative() {
-                    return Err(bad("memset writes 0 only (a fill-value encoding is unknown)"));
+                    return Err(bad(
+                        "memset writes 0 only (a fill-value encoding is unknown)",
+                    ));
                 }
-                let n = u32::try_from(out.elements_per_partition())
-                    .map_err(|_| bad("memset count"))?;
+                let n =
+                    u32::try_from(out.elements_per_partition()).map_err(|_| bad("memset count"))?;
                 o.put(28, &n.to_le_bytes());
                 o.set(32, out.dtype().code());
                 o.set(34, partitions(out));
