@@ -2,6 +2,7 @@
 
 mod conform;
 mod inspect;
+mod profile;
 mod run;
 
 use std::path::PathBuf;
@@ -47,6 +48,10 @@ enum Command {
     /// Load a NEFF, execute it on the device and report its outputs (name, dtype, shape,
     /// checksum), cycles per core and host wall time.
     Run(run::RunArgs),
+    /// Execute a NEFF once on the simulator and print a summary with a device profile's keys
+    /// and units (total_time, per-engine active times and instruction counts, DMA and HBM
+    /// traffic, …).
+    Profile(profile::ProfileArgs),
     /// Print a device generation's tables: cores, engines, HBM, SBUF/PSUM, MMIO map, clocks.
     Target {
         /// The generation.
@@ -147,6 +152,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Run(args) => run::command(args).map_err(|e| e.to_string()),
+        Command::Profile(args) => profile::command(args).map_err(|e| e.to_string()),
         Command::Target { target, json } => {
             let t = Target::from(target);
             if json {

@@ -92,7 +92,7 @@ fn backend(flag: Option<Backend>) -> Result<Backend> {
 }
 
 /// The target the NEFF's kelf file names (`*`, any generation, → trn1).
-fn neff_target(bytes: &[u8]) -> Result<Target> {
+pub(crate) fn neff_target(bytes: &[u8]) -> Result<Target> {
     let neff = Neff::parse(bytes, &ParseOptions::default())?;
     let neff_json = neff
         .member("neff.json")
@@ -510,13 +510,17 @@ fn run_model(
         }
         println!("{line}");
     }
+    // Cycles and the simulated device time they take (cycles of the target's SP clock).
     let cycles: Vec<String> = report
         .cycles
         .iter()
         .enumerate()
-        .map(|(i, c)| match model.tpbs.get(i) {
-            Some(nc) => format!("nc{} {c}", nc.0),
-            None => c.to_string(),
+        .map(|(i, &c)| {
+            let us = nrt_sim::device_time_us(target, c);
+            match model.tpbs.get(i) {
+                Some(nc) => format!("nc{} {c} ({us:.3} µs)", nc.0),
+                None => format!("{c} ({us:.3} µs)"),
+            }
         })
         .collect();
     println!("cycles per iteration: {}", cycles.join(", "));

@@ -373,3 +373,72 @@ fn real_neffs_are_deterministic_across_runs_and_host_threads() {
         }
     }
 }
+
+#[test]
+fn run_prints_device_time_and_profile_prints_the_summary_keys() {
+    let name = STREAMS[0];
+    if neff(name).is_none() {
+        return;
+    }
+    let path = folder().unwrap().join(format!("{name}.neff"));
+    let exe = env!("CARGO_BIN_EXE_nrt-emu");
+    let out = std::process::Command::new(exe)
+        .arg("run")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("cycles per iteration: nc0 "))
+        .unwrap();
+    let us: f64 = line
+        .split('(')
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // The device-measured profile of this NEFF: total_time 26.417 µs (within 25%).
+    assert!((us / 26.417 - 1.0).abs() < 0.25, "{line}");
+    let out = std::process::Command::new(exe)
+        .args(["profile", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in [
+        "total_time",
+        "total_active_time",
+        "dma_transfer_time",
+        "tensor_engine_active_time",
+        "vector_engine_active_time",
+        "scalar_engine_active_time",
+        "gpsimd_engine_active_time",
+        "sync_engine_active_time",
+        "vector_engine_instruction_count",
+        "hbm_read_bytes",
+        "hbm_write_bytes",
+        "dma_transfer_count",
+    ] {
+        assert!(v.get(key).is_some(), "{key} missing: {v}");
+    }
+    // What the device profile of this NEFF reports, the simulator reproduces exactly.
+    assert_eq!(v["dma_transfer_count"], 6);
+    assert_eq!(v["hbm_write_bytes"], 1_024_000);
+    assert_eq!(v["dma_transfer_total_bytes"], 3_072_000);
+    let total = v["total_time"].as_f64().unwrap();
+    assert!((total * 1e6 - us).abs() < 1e-3, "{total} vs {us} µs");
+}

@@ -308,7 +308,11 @@ fn an_lnc2_model_runs_on_two_cores_of_a_trn2() {
         .unwrap_or_else(|| panic!("{stdout}"));
     let per_core: Vec<u64> = cycles["cycles per iteration: ".len()..]
         .split(", ")
-        .map(|c| c.split_once(' ').unwrap().1.parse().unwrap())
+        .map(|c| {
+            let (count, time) = c.split_once(' ').unwrap().1.split_once(' ').unwrap();
+            assert!(time.starts_with('(') && time.ends_with(" µs)"), "{c}");
+            count.parse().unwrap()
+        })
         .collect();
     assert_eq!(per_core.len(), 2, "{cycles}");
     assert!(per_core.iter().all(|c| *c > 0), "{cycles}");

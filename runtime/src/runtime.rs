@@ -816,7 +816,22 @@ impl CoreResources for Runtime {
                 pool.len()
             )));
         }
-        Ok((0..n).filter_map(|_| pool.pop_first()).collect())
+        // Spread the set over the DMA engines, as the hardware spreads a queue set's queues:
+        // each round takes the lowest free queue of every engine that has one, in engine order.
+        let mut taken = Vec::with_capacity(n);
+        while taken.len() < n {
+            let mut round: Vec<(u32, u32)> = Vec::new();
+            for &(e, q) in pool.iter() {
+                if round.last().is_none_or(|&(le, _)| le != e) {
+                    round.push((e, q));
+                }
+            }
+            for t in round.into_iter().take(n - taken.len()) {
+                pool.remove(&t);
+                taken.push(t);
+            }
+        }
+        Ok(taken)
     }
 
     fn return_queues(&self, nc: NcIndex, queues: &[(u32, u32)]) {

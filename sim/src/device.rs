@@ -79,6 +79,8 @@ pub(crate) struct Core {
     pub hbm_free_at: u64,
     /// Entries that had no queue to go to.
     pub dropped_notifications: u64,
+    /// Activity of the current (or last) execution.
+    pub profile: crate::profile::ExecProfile,
 }
 
 impl Core {
@@ -94,6 +96,7 @@ impl Core {
             seq: Sequencer::default(),
             nqs: BTreeMap::new(),
             hbm_free_at: 0,
+            profile: Default::default(),
             dropped_notifications: 0,
         }
     }

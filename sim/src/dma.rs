@@ -34,7 +34,7 @@ use std::collections::VecDeque;
 
 use nrt_hal::hal::{QueueState, QueueStatus};
 use nrt_hal::notify::{DmaFault, Notification};
-use nrt_hal::target::{udma_regs, Direction, QueueReg};
+use nrt_hal::target::{udma_regs, Direction, MmioReg, QueueReg};
 use nrt_hal::udma::{LenCtrlFlags, RingCursor, RingGeometry, RxDesc, TxDesc, UdmaDesc};
 use nrt_hal::{DeviceAddr, DmaEngine, MemHandle, NcIndex, QueueId, QueueRef};
 
@@ -527,9 +527,44 @@ impl Device {
         .map_err(|e| PairFault::access(e, index))?;
         self.stats.descriptors += 1;
         self.stats.dma_bytes += len;
+        let cost = self.dma_cost(q.nc, src, dst, len, t);
+        self.profile_pair(q.nc, src, dst, len, rxd.len() as u64, t, cost);
         let block_end = self.queue(q).is_some_and(|x| x.seq_block)
             && rxd.flags().contains(LenCtrlFlags::INT_EN);
-        Ok((self.dma_cost(q.nc, src, dst, len, t), block_end))
+        Ok((cost, block_end))
+    }
+
+    /// Counts one pair in the core's execution profile: `src_len` bytes read, `dst_len`
+    /// written, busy from `t` for `cost` cycles.
+    #[allow(clippy::too_many_arguments)]
+    fn profile_pair(
+        &mut self,
+        nc: NcIndex,
+        src: DeviceAddr,
+        dst: DeviceAddr,
+        src_len: u64,
+        dst_len: u64,
+        t: u64,
+        cost: u64,
+    ) {
+        let (s, d) = (self.target.decode_mmio(src), self.target.decode_mmio(dst));
+        let onchip =
+            |m: &Option<MmioReg>| matches!(m, Some(MmioReg::Sbuf { .. } | MmioReg::Psum { .. }));
+        let p = &mut self.cores[nc.index()].profile;
+        p.dma_pairs += 1;
+        p.dma_queue_cycles += cost;
+        p.dma_busy.add(t, cost);
+        match s {
+            None => p.hbm_read_bytes += src_len,
+            ref m if onchip(m) => p.sbuf_read_bytes += src_len,
+            _ => {}
+        }
+        match d {
+            None => p.hbm_write_bytes += dst_len,
+            ref m if onchip(m) => p.sbuf_write_bytes += dst_len,
+            _ => return,
+        }
+        p.dma_bytes += dst_len;
     }
 
     /// Cost in device cycles of one pair of `len` bytes starting at `t` (see module docs).

@@ -210,6 +210,7 @@ impl Device {
                     unit.pc += RECORD_SIZE as u64;
                     unit.index += 1;
                     self.stats.instructions += 1;
+                    self.cores[nc.index()].profile.engine(kind, t, cost);
                     t += cost;
                 }
                 Step::Park(w) => {
@@ -434,6 +435,9 @@ impl Device {
             );
         }
         let cycles = compute::to_device_cycles(compute::cost(i, kind, target), kind, target);
+        if matches!(i, Instruction::MatmulMoving { .. }) {
+            self.cores[nc.index()].profile.matmul_instructions += 1;
+        }
         self.record_span(nc, kind, i.opcode().mnemonic(), cycles);
         Ok(cycles)
     }

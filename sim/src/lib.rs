@@ -17,6 +17,7 @@
 //! | `sched` | the discrete-event scheduler |
 //! | [`timeline`] | spans and Chrome/Perfetto export |
 //! | [`faults`] | the fault plan |
+//! | [`profile`] | per-execution activity counters (`nrt-emu profile`) |
 //! | [`kabi`] | the kernel driver's ioctl/mmap ABI answered in-process on top of [`Sim`]s (`EmulatedDriver`), for running the driver backend against the simulator |
 //! | [`testkit`] | helpers that drive the device through the HAL without the runtime (tests, benches) |
 //!
@@ -32,6 +33,7 @@ mod engine;
 pub mod faults;
 pub mod kabi;
 pub mod memory;
+pub mod profile;
 mod sched;
 mod sequencer;
 mod sim;
@@ -42,3 +44,8 @@ pub use config::{SimConfig, TimingConfig};
 pub use device::SimStats;
 pub use faults::FaultPlan;
 pub use sim::Sim;
+
+/// Simulated device time in microseconds of `cycles` device cycles (the SP clock of `target`).
+pub fn device_time_us(target: nrt_hal::Target, cycles: u64) -> f64 {
+    cycles as f64 * 1e6 / target.spec().clocks.sp as f64
+}

@@ -217,6 +217,7 @@ impl Device {
         let core = &mut self.cores[nc.index()];
         core.sems[..reserved::FIRST_SEMAPHORE as usize].fill(0);
         core.events[..reserved::FIRST_EVENT as usize].fill(0);
+        core.profile = Default::default();
         let now = self.now;
         let s = &mut self.cores[nc.index()].seq;
         s.phase = Phase::Block;

@@ -124,6 +124,15 @@ impl Sim {
         self.lock().stats.clone()
     }
 
+    /// What core `nc` did during its current or last execution (reset when one begins).
+    pub fn exec_profile(&self, nc: NcIndex) -> crate::profile::ExecProfile {
+        self.lock()
+            .cores
+            .get(nc.index())
+            .map(|c| c.profile.clone())
+            .unwrap_or_default()
+    }
+
     /// The timeline as Chrome / Perfetto trace JSON (empty unless the config enabled it).
     pub fn timeline_json(&self) -> String {
         let d = self.lock();
