@@ -87,6 +87,14 @@ determinism_gate! {
     deterministic_pseudo_trn2: "pseudo" on Trn2;
     deterministic_real_like_trn1: "real_like" on Trn1;
     deterministic_real_like_trn2: "real_like" on Trn2;
+    deterministic_neuron_add_trn1: "neuron_add" on Trn1;
+    deterministic_neuron_add_trn2: "neuron_add" on Trn2;
+    deterministic_neuron_matmul_bias_act_trn1: "neuron_matmul_bias_act" on Trn1;
+    deterministic_neuron_matmul_bias_act_trn2: "neuron_matmul_bias_act" on Trn2;
+    deterministic_neuron_conv_pool_trn1: "neuron_conv_pool" on Trn1;
+    deterministic_neuron_conv_pool_trn2: "neuron_conv_pool" on Trn2;
+    deterministic_neuron_transpose_trn1: "neuron_transpose" on Trn1;
+    deterministic_neuron_transpose_trn2: "neuron_transpose" on Trn2;
 }
 
 /// 8 threads each running a *different* model at the same time give the same documents as

@@ -104,6 +104,14 @@ snapshot_tests! {
     pseudo_trn2: "pseudo" on Trn2;
     real_like_trn1: "real_like" on Trn1;
     real_like_trn2: "real_like" on Trn2;
+    neuron_add_trn1: "neuron_add" on Trn1;
+    neuron_add_trn2: "neuron_add" on Trn2;
+    neuron_matmul_bias_act_trn1: "neuron_matmul_bias_act" on Trn1;
+    neuron_matmul_bias_act_trn2: "neuron_matmul_bias_act" on Trn2;
+    neuron_conv_pool_trn1: "neuron_conv_pool" on Trn1;
+    neuron_conv_pool_trn2: "neuron_conv_pool" on Trn2;
+    neuron_transpose_trn1: "neuron_transpose" on Trn1;
+    neuron_transpose_trn2: "neuron_transpose" on Trn2;
 }
 
 #[test]
