@@ -427,6 +427,65 @@ impl Instruction {
         }
     }
 
+    /// The access patterns of the instruction's operands, by operand name (a borrowed
+    /// `tensor_tensor` `in1` resolved against `in0`, `[P, 1]` vectors for the partitions of
+    /// the main input); empty for non-compute instructions. Operands whose pattern cannot be
+    /// formed are left out (`check_operands` reports them).
+    pub fn patterns(&self) -> Vec<(&'static str, AccessPattern)> {
+        let vector = |s: &ShortOperand, main: &AccessPattern| s.as_vector(main.partitions()).ok();
+        let mut v = Vec::new();
+        match self {
+            Instruction::MatmulLoadStationary { stationary, .. } => {
+                v.push(("stationary", *stationary))
+            }
+            Instruction::MatmulMoving { dst, moving, .. } => {
+                v.extend([("moving", *moving), ("dst", *dst)])
+            }
+            Instruction::Activation {
+                out,
+                input,
+                scale,
+                bias,
+                ..
+            } => {
+                v.extend([("in", *input), ("out", *out)]);
+                if let ScalarOperand::Vector(s) = scale {
+                    v.extend(vector(s, input).map(|p| ("scale", p)));
+                }
+                if let Some(b) = bias {
+                    v.extend(vector(b, input).map(|p| ("bias", p)));
+                }
+            }
+            Instruction::TensorTensor { out, in0, in1, .. } => {
+                v.push(("in0", *in0));
+                v.extend(in1.resolve(in0).ok().map(|p| ("in1", p)));
+                v.push(("out", *out));
+            }
+            Instruction::TensorScalar {
+                out,
+                input,
+                operand0,
+                operand1,
+                ..
+            } => {
+                v.extend([("in", *input), ("out", *out)]);
+                for (name, s) in [("operand0", operand0), ("operand1", operand1)] {
+                    if let ScalarOperand::Vector(s) = s {
+                        v.extend(vector(s, input).map(|p| (name, p)));
+                    }
+                }
+            }
+            Instruction::TensorCopy { out, input }
+            | Instruction::TensorReduce { out, input, .. }
+            | Instruction::Transpose { out, input } => v.extend([("in", *input), ("out", *out)]),
+            Instruction::Memset { out, .. } | Instruction::Iota { out, .. } => {
+                v.push(("out", *out))
+            }
+            _ => {}
+        }
+        v
+    }
+
     /// Whether this is a pseudo-instruction (must be lowered before execution).
     pub const fn is_pseudo(&self) -> bool {
         self.opcode().is_pseudo()

@@ -338,11 +338,17 @@ impl CoreExec {
                         Notification::DmaError { .. } | Notification::HbmUncorrectable { .. } => {
                             true
                         }
-                        // A faulted completion whose cause is not an instruction error (its
-                        // DMA or HBM error entry may have been lost or unreadable).
-                        Notification::Completion { faulted: true, .. } => !entries
-                            .iter()
-                            .any(|e| matches!(e, Notification::ExecError { .. })),
+                        // A faulted completion whose cause is not an instruction error or a
+                        // deadlock (its DMA or HBM error entry may have been lost or
+                        // unreadable).
+                        Notification::Completion { faulted: true, .. } => {
+                            !entries.iter().any(|e| {
+                                matches!(
+                                    e,
+                                    Notification::ExecError { .. } | Notification::Deadlock { .. }
+                                )
+                            })
+                        }
                         _ => false,
                     };
                     if hw_fault {

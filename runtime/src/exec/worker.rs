@@ -226,7 +226,8 @@ impl ExecShared {
                     report.cycles.push(*cycles);
                 }
             }
-            let describe = |n: &Notification| describe(model, i, nc, n);
+            let target = hal.device_info().ok().map(|d| d.target);
+            let describe = |n: &Notification| describe(model, i, nc, target, n);
             if let Some(e) = status_of(&entries, &describe) {
                 if worst
                     .as_ref()
@@ -371,13 +372,14 @@ fn severity(s: NrtStatus) -> u32 {
 
 /// Why the NEFF record at `neff_ip` of `engine`'s stream cannot execute, as far as its own
 /// bytes (and, for a Neuron matmul, the record before it) tell: the decoder's message and the
-/// record in hex. `None` when the record decodes and pairs correctly (the fault was in its
-/// operands against memory or engine state).
+/// record in hex; for a Neuron record that decodes and pairs correctly, the operand that
+/// reaches outside SBUF/PSUM. `None` when none of that explains the fault.
 fn record_reason(
     model: &LoadedModel,
     sg: usize,
     engine: EngineKind,
     neff_ip: u32,
+    target: Option<Target>,
 ) -> Option<String> {
     let prog = model.parsed.model.subgraphs.get(sg)?.engine(engine)?;
     let i = neff_ip as usize;
@@ -386,17 +388,39 @@ fn record_reason(
         Err(e) => e.to_string(),
         Ok(d) if d.encoding == nrt_hal::isa::neuron::Encoding::Neuron => {
             let prev = i.checked_sub(1).and_then(|p| prog.records.get(p));
-            nrt_hal::isa::neuron::check_pe_pair(prev, rec)
-                .err()?
-                .to_string()
+            match nrt_hal::isa::neuron::check_pe_pair(prev, rec) {
+                Err(e) => e.to_string(),
+                Ok(()) => out_of_bounds(target?, &d.instr)?,
+            }
         }
         Ok(_) => return None,
     };
     Some(format!(" — {err} (record {})", rec.to_hex()))
 }
 
+/// The first operand of `instr` that reaches outside its partition of SBUF or PSUM on
+/// `target`, described.
+fn out_of_bounds(target: Target, instr: &nrt_hal::isa::Instruction) -> Option<String> {
+    let spec = target.spec();
+    instr.patterns().into_iter().find_map(|(name, ap)| {
+        let bytes = match ap.space() {
+            nrt_hal::isa::MemSpace::Sbuf => spec.sbuf.partition_bytes,
+            nrt_hal::isa::MemSpace::Psum => spec.psum.partition_bytes,
+        };
+        ap.check_bounds(bytes)
+            .err()
+            .map(|e| format!("operand {name} ({ap}): {e}"))
+    })
+}
+
 /// A message naming what an error entry reports, in NEFF terms.
-fn describe(model: &LoadedModel, sg: usize, nc: NcIndex, n: &Notification) -> String {
+fn describe(
+    model: &LoadedModel,
+    sg: usize,
+    nc: NcIndex,
+    target: Option<Target>,
+    n: &Notification,
+) -> String {
     let cores = lock(&model.cores);
     let core = cores.as_ref().and_then(|c| c.get(sg));
     match *n {
@@ -426,7 +450,7 @@ fn describe(model: &LoadedModel, sg: usize, nc: NcIndex, n: &Notification) -> St
                         .find(|(e, ip, _)| *e == engine && *ip == neff_ip)
                         .map(|t| format!(" — {}", t.2))
                 })
-                .or_else(|| record_reason(model, sg, engine, neff_ip))
+                .or_else(|| record_reason(model, sg, engine, neff_ip, target))
                 .unwrap_or_default();
             let sg_name = model
                 .parsed
