@@ -2,7 +2,7 @@
 //! [module docs](super)).
 
 use nrt_hal::isa::{
-    AccessPattern, ActivationFunc, AluOp, Instruction, IotaPattern, MatmulPass, MemSpace,
+    AccessPattern, ActivationFunc, AluOp, Dim, Instruction, IotaPattern, MatmulPass, MemSpace,
     ReduceCmd, ScalarOperand, ShortOperand, TensorOperand,
 };
 use nrt_hal::{Dtype, EngineKind};
@@ -74,8 +74,10 @@ struct Tile<'o> {
     ap: AccessPattern,
     /// Byte offsets of the elements within each partition, in element order.
     offs: &'o [usize],
-    /// Whether `offs` is `o₀, o₀ + size, o₀ + 2·size, …`.
-    contiguous: bool,
+    /// Elements per contiguous run: `offs` is a sequence of runs of this many consecutive
+    /// elements (the whole partition when the pattern is contiguous, the innermost dim's count
+    /// when its step is 1, else 1).
+    run: usize,
 }
 
 impl Tile<'_> {
@@ -147,25 +149,32 @@ fn tile<'o>(
     offs.extend(ap.element_offsets().map(|o| o as usize));
     let size = ap.dtype().size();
     let contiguous = offs.windows(2).all(|w| w[1] == w[0] + size);
-    Ok(Tile {
-        ap,
-        offs,
-        contiguous,
-    })
+    let inner = ap.dims().last().copied().unwrap_or(Dim::UNUSED);
+    let run = if contiguous {
+        offs.len().max(1)
+    } else if inner.step == 1 {
+        usize::from(inner.count)
+    } else {
+        1
+    };
+    Ok(Tile { ap, offs, run })
 }
 
 fn gather_typed<T: Elem, L: Lane>(bytes: &[u8], pb: usize, t: &Tile<'_>, out: &mut Vec<L>) {
-    let n = t.epp();
     for p in 0..t.parts() {
         let base = (t.start() + p) * pb;
         let part = &bytes[base..base + pb];
-        match (t.contiguous, t.offs.first()) {
-            (true, Some(&o0)) => out.extend(
-                part[o0..o0 + n * T::SIZE]
+        if t.run == 1 {
+            out.extend(t.offs.iter().map(|&o| L::load::<T>(&part[o..])));
+            continue;
+        }
+        for run in t.offs.chunks(t.run) {
+            let o0 = run[0];
+            out.extend(
+                part[o0..o0 + run.len() * T::SIZE]
                     .chunks_exact(T::SIZE)
                     .map(L::load::<T>),
-            ),
-            _ => out.extend(t.offs.iter().map(|&o| L::load::<T>(&part[o..]))),
+            );
         }
     }
 }
@@ -186,19 +195,19 @@ fn scatter_typed<T: Elem, L: Lane>(bytes: &mut [u8], pb: usize, t: &Tile<'_>, va
     for (p, row) in vals.chunks_exact(n).take(t.parts()).enumerate() {
         let base = (t.start() + p) * pb;
         let part = &mut bytes[base..base + pb];
-        match (t.contiguous, t.offs.first()) {
-            (true, Some(&o0)) => {
-                for (chunk, &v) in part[o0..o0 + n * T::SIZE]
-                    .chunks_exact_mut(T::SIZE)
-                    .zip(row)
-                {
-                    v.store::<T>(chunk);
-                }
+        if t.run == 1 {
+            for (&o, &v) in t.offs.iter().zip(row) {
+                v.store::<T>(&mut part[o..]);
             }
-            _ => {
-                for (&o, &v) in t.offs.iter().zip(row) {
-                    v.store::<T>(&mut part[o..]);
-                }
+            continue;
+        }
+        for (run, vs) in t.offs.chunks(t.run).zip(row.chunks(t.run)) {
+            let o0 = run[0];
+            for (chunk, &v) in part[o0..o0 + run.len() * T::SIZE]
+                .chunks_exact_mut(T::SIZE)
+                .zip(vs)
+            {
+                v.store::<T>(chunk);
             }
         }
     }
@@ -469,15 +478,14 @@ fn matmul(
     }
     let (k, m, n) = (st.k as usize, st.m as usize, mv.epp());
     gather(view, &mv, &mut s.input);
-    s.result.clear();
-    s.result.resize(m * n, 0.0);
-    super::gemm::stationary_t_times_moving(&st.data, &s.input, &mut s.result, k, m, n);
     if accumulate {
-        gather(view, &d, &mut s.aux);
-        for (acc, &old) in s.result.iter_mut().zip(s.aux.iter()) {
-            *acc += old;
-        }
+        // The product is summed first, then added to the old PSUM value (one rounding).
+        gather(view, &d, &mut s.result);
+    } else {
+        s.result.clear();
+        s.result.resize(m * n, 0.0);
     }
+    super::gemm::stationary_t_times_moving(&st.data, &s.input, &mut s.result, k, m, n, accumulate);
     let nan = write_f32(view, &d, &s.result);
     Ok(outcome(dst, nan))
 }

@@ -2,9 +2,11 @@
 //! single-threaded f32 kernel (deterministic for a given host CPU: the crate picks one kernel
 //! by the CPU's features and packs and sums in a fixed order).
 
-/// `out[m × n] = sᵀ · x` where `s` is row-major `k × m` (the stationary operand, one row per
-/// partition) and `x` row-major `k × n` (the moving operand). `out` must hold `m · n` values;
-/// it is overwritten.
+/// `out[m × n] = sᵀ · x` (or, with `accumulate`, `out += sᵀ · x`: the product summed over
+/// `k`, then added to the old value) where `s` is row-major `k × m` (the stationary operand,
+/// one row per partition) and `x` row-major `k × n` (the moving operand). `out` must hold
+/// `m · n` values. The kernel sums all of `k ≤ 128` in one pass (its depth block is larger),
+/// so the old value is added once, after the sum.
 pub(super) fn stationary_t_times_moving(
     s: &[f32],
     x: &[f32],
@@ -12,13 +14,16 @@ pub(super) fn stationary_t_times_moving(
     k: usize,
     m: usize,
     n: usize,
+    accumulate: bool,
 ) {
     assert!(s.len() >= k * m && x.len() >= k * n && out.len() >= m * n);
     if m == 0 || n == 0 {
         return;
     }
     if k == 0 {
-        out[..m * n].fill(0.0);
+        if !accumulate {
+            out[..m * n].fill(0.0);
+        }
         return;
     }
     let (m_i, n_i) = (m as isize, n as isize);
@@ -38,7 +43,7 @@ pub(super) fn stationary_t_times_moving(
             x.as_ptr(),
             n_i,
             1,
-            0.0,
+            if accumulate { 1.0 } else { 0.0 },
             out.as_mut_ptr(),
             n_i,
             1,
