@@ -2,7 +2,7 @@
 //! vars, queue sets, DMA blocks and instructions per engine — as text or one JSON object.
 //! It runs load stages S1–S3 only (no device).
 
-use nrt_emu::hal::isa::Opcode;
+use nrt_emu::hal::isa::neuron::{decode_any, Encoding, NeuronOpcode};
 use nrt_emu::hal::Target;
 use nrt_emu::runtime::kbin::build::{build_model, BuildOptions};
 use nrt_emu::runtime::kbin::{KelfModel, VarKind};
@@ -133,16 +133,25 @@ fn subgraph_json(k: &nrt_emu::runtime::kbin::Kbin) -> Value {
         .engines
         .iter()
         .map(|e| {
-            let unknown = e
-                .records
-                .iter()
-                .filter(|r| Opcode::from_byte(r.opcode()).is_none())
-                .count();
+            // Records by name, in either encoding; a record neither decodes is not executable.
+            let mut by_name: std::collections::BTreeMap<&str, usize> = Default::default();
+            let mut unknown = 0;
+            for r in &e.records {
+                match decode_any(r) {
+                    Ok(d) if d.encoding == Encoding::Neuron => {
+                        let n = NeuronOpcode::from_byte(r.opcode()).map_or("?", NeuronOpcode::name);
+                        *by_name.entry(n).or_default() += 1;
+                    }
+                    Ok(d) => *by_name.entry(d.instr.opcode().mnemonic()).or_default() += 1,
+                    Err(_) => unknown += 1,
+                }
+            }
             json!({"engine": e.engine.name(), "bin": e.bin_member, "instructions": e.records.len(),
-                   "unknown_opcodes": unknown, "dma_blocks": e.dma_blocks.len()})
+                   "unknown_opcodes": unknown, "dma_blocks": e.dma_blocks.len(), "by_name": by_name})
         })
         .collect();
-    json!({"name": k.name, "definition": k.def_member, "vars": vars, "queue_sets": queues,
+    json!({"name": k.name, "definition": k.def_member, "encoding": format!("{:?}", k.encoding).to_lowercase(),
+           "vars": vars, "queue_sets": queues,
            "engines": engines, "features": k.features, "sb_reservations": k.sb_reservations.len()})
 }
 
@@ -199,9 +208,10 @@ pub fn render(v: &Value) -> String {
     for sg in v["subgraphs"].as_array().into_iter().flatten() {
         let _ = writeln!(
             o,
-            "subgraph {} ({})",
+            "subgraph {} ({}, {} encoding)",
             sg["name"].as_str().unwrap_or(""),
-            sg["definition"].as_str().unwrap_or("")
+            sg["definition"].as_str().unwrap_or(""),
+            sg["encoding"].as_str().unwrap_or("")
         );
         for var in sg["vars"].as_array().into_iter().flatten() {
             let _ = writeln!(
@@ -226,13 +236,20 @@ pub fn render(v: &Value) -> String {
             );
         }
         for e in sg["engines"].as_array().into_iter().flatten() {
+            let names: Vec<String> = e["by_name"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
             let _ = writeln!(
                 o,
-                "  engine {:<4} {} instructions ({} not executable here), {} DMA blocks",
+                "  engine {:<4} {} instructions ({} not executable here), {} DMA blocks: {}",
                 e["engine"].as_str().unwrap_or(""),
                 e["instructions"],
                 e["unknown_opcodes"],
-                e["dma_blocks"]
+                e["dma_blocks"],
+                names.join(", ")
             );
         }
     }

@@ -442,3 +442,27 @@ fn run_prints_device_time_and_profile_prints_the_summary_keys() {
     let total = v["total_time"].as_f64().unwrap();
     assert!((total * 1e6 - us).abs() < 1e-3, "{total} vs {us} µs");
 }
+
+#[test]
+fn disasm_and_inspect_name_real_instructions_and_operands() {
+    let Some(bytes) = neff(TRANSPOSE) else { return };
+    let neff = nrt_emu::runtime::neff::Neff::parse(&bytes, &Default::default()).unwrap();
+    let pe = nrt_emu::hal::isa::disassemble(neff.member("sg00/PE.bin").unwrap());
+    assert!(pe.contains("0003: matmul.ld sbuf[p0:128 "), "{pe}");
+    assert!(pe.contains(" rev pass=first"), "{pe}");
+    assert!(pe.contains("; neuron 0x02 multiply_moving"), "{pe}");
+    assert!(!pe.contains(".raw"), "every record decodes: {pe}");
+    let path = folder().unwrap().join(format!("{TRANSPOSE}.neff"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_nrt-emu"))
+        .arg("inspect")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("neuron encoding"), "{text}");
+    assert!(
+        text.contains("load_stationary 64, multiply_moving 64"),
+        "{text}"
+    );
+    assert!(text.contains("(0 not executable here)"), "{text}");
+}
