@@ -485,6 +485,25 @@ pub fn from_bits_lane(dtype: Dtype, pattern: u32) -> u64 {
     u64::from_le_bytes(b)
 }
 
+/// Converts `src` (elements of `from`, back to back) into `dst` (elements of `to`): integers
+/// to integers exactly (saturating), everything else through f32 with one rounding to `to`.
+/// Converts as many elements as both buffers hold.
+pub fn convert_elements(from: Dtype, src: &[u8], to: Dtype, dst: &mut [u8]) {
+    let n = (src.len() / from.size()).min(dst.len() / to.size());
+    let (ss, ds) = (from.size(), to.size());
+    if !from.is_float() && !to.is_float() {
+        for i in 0..n {
+            let v = with_elem!(from, T => T::load_int(&src[i * ss..]));
+            with_elem!(to, T => T::store_int(v, &mut dst[i * ds..]));
+        }
+        return;
+    }
+    for i in 0..n {
+        let v = with_elem!(from, T => T::load_f32(&src[i * ss..]));
+        with_elem!(to, T => T::store_f32(v, &mut dst[i * ds..]));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -528,24 +547,5 @@ mod tests {
                 }
             }
         }
-    }
-}
-
-/// Converts `src` (elements of `from`, back to back) into `dst` (elements of `to`): integers
-/// to integers exactly (saturating), everything else through f32 with one rounding to `to`.
-/// Converts as many elements as both buffers hold.
-pub fn convert_elements(from: Dtype, src: &[u8], to: Dtype, dst: &mut [u8]) {
-    let n = (src.len() / from.size()).min(dst.len() / to.size());
-    let (ss, ds) = (from.size(), to.size());
-    if !from.is_float() && !to.is_float() {
-        for i in 0..n {
-            let v = with_elem!(from, T => T::load_int(&src[i * ss..]));
-            with_elem!(to, T => T::store_int(v, &mut dst[i * ds..]));
-        }
-        return;
-    }
-    for i in 0..n {
-        let v = with_elem!(from, T => T::load_f32(&src[i * ss..]));
-        with_elem!(to, T => T::store_f32(v, &mut dst[i * ds..]));
     }
 }

@@ -94,6 +94,185 @@ impl Out {
     }
 }
 
+fn mismatch(op: NeuronOpcode, i: &Instruction, d: &Detail) -> NeuronError {
+    bad(format!(
+        "{} cannot hold {} with detail {d:?}",
+        op.name(),
+        i.opcode().mnemonic()
+    ))
+}
+
+impl Out {
+    /// `0x01` LoadStationary and `0x02` MultiplyMoving.
+    fn pe(&mut self, i: &Instruction, d: &Detail) -> Result<(), NeuronError> {
+        match (i, d) {
+            (
+                Instruction::MatmulLoadStationary {
+                    stationary,
+                    reversed: true,
+                    pass,
+                },
+                Detail::LoadStationary { transpose, tail },
+            ) => {
+                self.ap(16, 3, stationary, "stationary")?;
+                self.set(32, stationary.dtype().code());
+                self.set(
+                    33,
+                    match pass {
+                        MatmulPass::Single => 0,
+                        MatmulPass::First => 1,
+                        MatmulPass::Second => 2,
+                    },
+                );
+                self.set(34, u8::from(*transpose));
+                self.set(38, partitions(stationary));
+                self.set(39, PE_BYTE39);
+                self.put(44, &tail.bytes());
+            }
+            (
+                Instruction::MatmulMoving {
+                    dst,
+                    moving,
+                    accumulate,
+                },
+                Detail::MultiplyMoving {
+                    mode,
+                    transpose,
+                    last,
+                    byte46,
+                },
+            ) => {
+                self.ap(16, 3, moving, "moving")?;
+                self.set(32, moving.dtype().code());
+                self.set(33, *mode);
+                self.set(34, u8::from(*transpose));
+                self.set(38, partitions(moving));
+                self.set(39, PE_BYTE39);
+                self.set(43, u8::from(!*accumulate) | u8::from(*last) << 1);
+                self.put(44, &[0x0F, 0x0F]);
+                self.set(46, *byte46);
+                self.ap(48, 3, dst, "out")?;
+            }
+            _ => {
+                return Err(bad(format!(
+                    "a PE record cannot hold {}",
+                    i.opcode().mnemonic()
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// `0x21` ACTIVATE.
+    fn activate(&mut self, i: &Instruction, form: &ActForm) -> Result<(), NeuronError> {
+        let Instruction::Activation {
+            func: ActivationFunc::Identity,
+            out,
+            input,
+            scale: ScalarOperand::Imm(scale),
+            bias,
+            reduce: ReduceCmd::Idle,
+        } = i
+        else {
+            return Err(bad(
+                "0x21 holds the identity activation with an immediate scale only",
+            ));
+        };
+        same_partitions(&[input, out])?;
+        self.ap(16, 3, input, "in")?;
+        let bias_dtype = match (form, bias) {
+            (ActForm::Bias, Some(b)) => {
+                if b.space() != MemSpace::Sbuf || b.start_partition() != 0 {
+                    return Err(bad("the bias vector is in SBUF from partition 0"));
+                }
+                self.set(35, 0x01);
+                self.put(40, &b.offset().to_le_bytes());
+                b.dtype()
+            }
+            (ActForm::NoBias { bias_dtype }, None) => {
+                self.set(12, 1);
+                self.set(15, 1);
+                self.set(35, 0x80);
+                *bias_dtype
+            }
+            _ => return Err(bad("the activation form and the bias disagree")),
+        };
+        self.set(32, input.dtype().code() | bias_dtype.code() << 4);
+        self.set(33, out.dtype().code());
+        self.set(34, partitions(input));
+        self.put(36, &scale.to_bits().to_le_bytes());
+        self.ap(48, 3, out, "out")
+    }
+
+    /// `0x41` TensorTensor.
+    fn tensor_tensor(&mut self, i: &Instruction) -> Result<(), NeuronError> {
+        let Instruction::TensorTensor { op, out, in0, in1 } = i else {
+            return Err(bad("0x41 holds tensor_tensor"));
+        };
+        let in1 = match in1 {
+            TensorOperand::Pattern(p) => *p,
+            TensorOperand::Borrowed(s) => {
+                s.with_shape_of(in0).map_err(|e| bad(format!("in1: {e}")))?
+            }
+        };
+        same_partitions(&[in0, &in1, out])?;
+        self.set(12, in0.dtype().code() | in1.dtype().code() << 4);
+        self.set(13, out.dtype().code());
+        self.set(14, alu_code(*op)?);
+        self.set(15, partitions(in0));
+        self.ap(16, 3, in0, "in0")?;
+        self.ap(32, 3, &in1, "in1")?;
+        self.ap(48, 3, out, "out")
+    }
+
+    /// The 4-D-operand records: `0x42` TensorReduce, `0x46`/`0x47` copies, `0x49` memset.
+    fn dve_4d(&mut self, i: &Instruction) -> Result<(), NeuronError> {
+        match i {
+            Instruction::TensorReduce {
+                op,
+                out,
+                input,
+                axes,
+                negate: false,
+            } => {
+                same_partitions(&[input, out])?;
+                self.ap(12, 4, input, "in")?;
+                self.set(32, input.dtype().code());
+                self.set(33, out.dtype().code());
+                self.set(34, partitions(input));
+                self.set(36, alu_code(*op)?);
+                self.set(37, axes.checked_add(1).ok_or_else(|| bad("axes"))?);
+                self.ap(44, 4, out, "out")
+            }
+            Instruction::TensorCopy { out, input } => {
+                same_partitions(&[input, out])?;
+                self.ap(12, 4, input, "in")?;
+                self.set(32, input.dtype().code());
+                self.set(33, out.dtype().code());
+                self.set(34, partitions(input));
+                self.ap(44, 4, out, "out")
+            }
+            Instruction::Memset { out, value } => {
+                if *value != 0.0 || value.is_sign_negative() {
+                    return Err(bad(
+                        "memset writes 0 only (a fill-value encoding is unknown)",
+                    ));
+                }
+                let n =
+                    u32::try_from(out.elements_per_partition()).map_err(|_| bad("memset count"))?;
+                self.put(28, &n.to_le_bytes());
+                self.set(32, out.dtype().code());
+                self.set(34, partitions(out));
+                self.ap(44, 4, out, "out")
+            }
+            other => Err(bad(format!(
+                "a 4-D record cannot hold {}",
+                other.opcode().mnemonic()
+            ))),
+        }
+    }
+}
+
 fn sem_byte(s: u32) -> Result<u8, NeuronError> {
     u8::try_from(s).map_err(|_| bad(format!("semaphore {s} does not fit a byte")))
 }
@@ -146,156 +325,22 @@ impl NeuronInstr {
                 o.put(12, name);
                 o.put(48, &block_id.to_le_bytes());
             }
-            (
-                N::LoadStationary,
-                Instruction::MatmulLoadStationary {
-                    stationary,
-                    reversed: true,
-                    pass,
-                },
-                Detail::LoadStationary { transpose, tail },
-            ) => {
-                o.ap(16, 3, stationary, "stationary")?;
-                o.set(32, stationary.dtype().code());
-                o.set(
-                    33,
-                    match pass {
-                        MatmulPass::Single => 0,
-                        MatmulPass::First => 1,
-                        MatmulPass::Second => 2,
-                    },
-                );
-                o.set(34, u8::from(*transpose));
-                o.set(38, partitions(stationary));
-                o.set(39, PE_BYTE39);
-                o.put(44, &tail.bytes());
+            (N::LoadStationary | N::MultiplyMoving, i, d) => o.pe(i, d)?,
+            (N::Activate, i, Detail::Activate(form)) => o.activate(i, form)?,
+            (N::TensorTensor, i @ Instruction::TensorTensor { .. }, Detail::None) => {
+                o.tensor_tensor(i)?
             }
-            (
-                N::MultiplyMoving,
-                Instruction::MatmulMoving {
-                    dst,
-                    moving,
-                    accumulate,
-                },
-                Detail::MultiplyMoving {
-                    mode,
-                    transpose,
-                    last,
-                    byte46,
-                },
-            ) => {
-                o.ap(16, 3, moving, "moving")?;
-                o.set(32, moving.dtype().code());
-                o.set(33, *mode);
-                o.set(34, u8::from(*transpose));
-                o.set(38, partitions(moving));
-                o.set(39, PE_BYTE39);
-                o.set(43, u8::from(!*accumulate) | u8::from(*last) << 1);
-                o.put(44, &[0x0F, 0x0F]);
-                o.set(46, *byte46);
-                o.ap(48, 3, dst, "out")?;
+            (N::TensorReduce | N::Copy | N::ConvertCopy | N::Memset, i, Detail::None)
+                if matches!(
+                    (self.opcode, &self.instr),
+                    (N::TensorReduce, Instruction::TensorReduce { .. })
+                        | (N::Copy | N::ConvertCopy, Instruction::TensorCopy { .. })
+                        | (N::Memset, Instruction::Memset { .. })
+                ) =>
+            {
+                o.dve_4d(i)?
             }
-            (
-                N::Activate,
-                Instruction::Activation {
-                    func: ActivationFunc::Identity,
-                    out,
-                    input,
-                    scale: ScalarOperand::Imm(scale),
-                    bias,
-                    reduce: ReduceCmd::Idle,
-                },
-                Detail::Activate(form),
-            ) => {
-                same_partitions(&[input, out])?;
-                o.ap(16, 3, input, "in")?;
-                let bias_dtype = match (form, bias) {
-                    (ActForm::Bias, Some(b)) => {
-                        if b.space() != MemSpace::Sbuf || b.start_partition() != 0 {
-                            return Err(bad("the bias vector is in SBUF from partition 0"));
-                        }
-                        o.set(35, 0x01);
-                        o.put(40, &b.offset().to_le_bytes());
-                        b.dtype()
-                    }
-                    (ActForm::NoBias { bias_dtype }, None) => {
-                        o.set(12, 1);
-                        o.set(15, 1);
-                        o.set(35, 0x80);
-                        *bias_dtype
-                    }
-                    _ => return Err(bad("the activation form and the bias disagree")),
-                };
-                o.set(32, input.dtype().code() | bias_dtype.code() << 4);
-                o.set(33, out.dtype().code());
-                o.set(34, partitions(input));
-                o.put(36, &scale.to_bits().to_le_bytes());
-                o.ap(48, 3, out, "out")?;
-            }
-            (N::TensorTensor, Instruction::TensorTensor { op, out, in0, in1 }, Detail::None) => {
-                let in1 = match in1 {
-                    TensorOperand::Pattern(p) => *p,
-                    TensorOperand::Borrowed(s) => {
-                        s.with_shape_of(in0).map_err(|e| bad(format!("in1: {e}")))?
-                    }
-                };
-                same_partitions(&[in0, &in1, out])?;
-                o.set(12, in0.dtype().code() | in1.dtype().code() << 4);
-                o.set(13, out.dtype().code());
-                o.set(14, alu_code(*op)?);
-                o.set(15, partitions(in0));
-                o.ap(16, 3, in0, "in0")?;
-                o.ap(32, 3, &in1, "in1")?;
-                o.ap(48, 3, out, "out")?;
-            }
-            (
-                N::TensorReduce,
-                Instruction::TensorReduce {
-                    op,
-                    out,
-                    input,
-                    axes,
-                    negate: false,
-                },
-                Detail::None,
-            ) => {
-                same_partitions(&[input, out])?;
-                o.ap(12, 4, input, "in")?;
-                o.set(32, input.dtype().code());
-                o.set(33, out.dtype().code());
-                o.set(34, partitions(input));
-                o.set(36, alu_code(*op)?);
-                o.set(37, axes.checked_add(1).ok_or_else(|| bad("axes"))?);
-                o.ap(44, 4, out, "out")?;
-            }
-            (N::Copy | N::ConvertCopy, Instruction::TensorCopy { out, input }, Detail::None) => {
-                same_partitions(&[input, out])?;
-                o.ap(12, 4, input, "in")?;
-                o.set(32, input.dtype().code());
-                o.set(33, out.dtype().code());
-                o.set(34, partitions(input));
-                o.ap(44, 4, out, "out")?;
-            }
-            (N::Memset, Instruction::Memset { out, value }, Detail::None) => {
-                if *value != 0.0 || value.is_sign_negative() {
-                    return Err(bad(
-                        "memset writes 0 only (a fill-value encoding is unknown)",
-                    ));
-                }
-                let n =
-                    u32::try_from(out.elements_per_partition()).map_err(|_| bad("memset count"))?;
-                o.put(28, &n.to_le_bytes());
-                o.set(32, out.dtype().code());
-                o.set(34, partitions(out));
-                o.ap(44, 4, out, "out")?;
-            }
-            (op, i, d) => {
-                return Err(bad(format!(
-                    "{} cannot hold {} with detail {d:?}",
-                    op.name(),
-                    i.opcode().mnemonic()
-                )))
-            }
+            (op, i, d) => return Err(mismatch(op, i, d)),
         }
         Ok(o.0)
     }
