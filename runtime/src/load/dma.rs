@@ -274,13 +274,119 @@ fn lower_cast(d: &DmaDesc) -> Result<Vec<PairTemplate>> {
 /// The pairs of a whole block, or the op that cannot be lowered.
 pub fn lower_block(b: &DmaBlock) -> Result<std::result::Result<Vec<PairTemplate>, DmaOp>> {
     let mut out = Vec::new();
-    for d in &b.descs {
+    for (k, d) in b.descs.iter().enumerate() {
+        if d.op == DmaOp::Transpose {
+            let params = b.desc_params.get(k).cloned().unwrap_or_default();
+            out.extend(
+                lower_transpose(d, &params).map_err(|e| e.context(format!("descriptor {k}")))?,
+            );
+            continue;
+        }
         match lower_desc(d)? {
             Some(p) => out.extend(p),
             None => return Ok(Err(d.op)),
         }
     }
     Ok(Ok(out))
+}
+
+/// A `transpose_op: "WZXY"` descriptor (docs/neuron-isa.md "DMA kinds"): dims 2 and 3 of
+/// both sides are a loop over tiles with equal counts; a source tile is `R = from_sizes[1]`
+/// rows of `C = from_sizes[0] / E` elements of `E = transpose_element_size` bytes, the
+/// destination tile `C` rows (`to_steps[1]` apart) of `R·E` bytes, and destination element
+/// (c, r) is source element (r, c). It becomes one copy pair per element, in destination
+/// order — plain copies, so it needs no descriptor kind of its own. Any other form is refused.
+fn lower_transpose(d: &DmaDesc, params: &crate::kbin::DmaParams) -> Result<Vec<PairTemplate>> {
+    let bad = |m: String| Error::invalid(format!("transpose desc: {m}"));
+    let t = params
+        .transpose
+        .as_ref()
+        .ok_or_else(|| bad("no transpose parameters".into()))?;
+    if t.op.as_deref() != Some("WZXY") {
+        return Err(bad(format!(
+            "transpose_op {:?} is not the one known form \"WZXY\"",
+            t.op
+        )));
+    }
+    if params.num_tiling_dimensions.is_some_and(|n| n != 2) {
+        return Err(bad(format!(
+            "num_tiling_dimensions {:?}, expected 2",
+            params.num_tiling_dimensions
+        )));
+    }
+    let e = t
+        .element_size
+        .filter(|&e| e == 2 || e == 4)
+        .ok_or_else(|| {
+            bad(format!(
+                "transpose_element_size {:?} (2 or 4)",
+                t.element_size
+            ))
+        })?;
+    let (f, o) = (&d.from, &d.to);
+    if f.sizes.len() != 4 || o.sizes.len() != 4 || f.steps.len() != 4 || o.steps.len() != 4 {
+        return Err(bad("both sides need 4 sizes and steps".into()));
+    }
+    if f.sizes[2..] != o.sizes[2..] {
+        return Err(bad(format!(
+            "tile counts differ: from {:?}, to {:?}",
+            &f.sizes[2..],
+            &o.sizes[2..]
+        )));
+    }
+    let (rows, cols) = (f.sizes[1], f.sizes[0] / e);
+    if f.sizes[0] % e != 0 || o.sizes[0] != rows * e || o.sizes[1] != cols {
+        return Err(bad(format!(
+            "a {rows}×{cols} tile of {e}-byte elements cannot become to_sizes {:?}",
+            &o.sizes[..2]
+        )));
+    }
+    let at = |base: u64, parts: &[(u64, i64)]| -> Result<u64> {
+        let off = parts
+            .iter()
+            .fold(base as i128, |a, &(i, s)| a + i as i128 * s as i128);
+        u64::try_from(off).map_err(|_| bad("an element lies before its var".into()))
+    };
+    let mut out = Vec::with_capacity((rows * cols * f.sizes[2] * f.sizes[3]) as usize);
+    for i3 in 0..f.sizes[3] {
+        for i2 in 0..f.sizes[2] {
+            for c in 0..cols {
+                for r in 0..rows {
+                    let src = at(
+                        f.offset,
+                        &[
+                            (i3, f.steps[3]),
+                            (i2, f.steps[2]),
+                            (r, f.steps[1]),
+                            (c * e, 1),
+                        ],
+                    )?;
+                    let dst = at(
+                        o.offset,
+                        &[
+                            (i3, o.steps[3]),
+                            (i2, o.steps[2]),
+                            (c, o.steps[1]),
+                            (r * e, 1),
+                        ],
+                    )?;
+                    out.push(PairTemplate {
+                        src: Loc::Var {
+                            var_id: f.var_id,
+                            offset: src,
+                        },
+                        dst: Loc::Var {
+                            var_id: o.var_id,
+                            offset: dst,
+                        },
+                        len: e as u32,
+                        convert: None,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -391,5 +497,56 @@ mod tests {
         assert_eq!((c.src.raw(), c.dst.raw(), c.len), (0x1010, 0x2000, 4));
         assert!(t.resolve(&|_| None).is_err());
         assert!(t.touches(&|v| v == 4) && !t.touches(&|v| v == 5));
+    }
+
+    #[test]
+    fn a_wzxy_transpose_moves_element_c_r_to_r_c() {
+        // The fp32 form real NEFFs use: two 128×64 tiles that together transpose 128×128.
+        let d = DmaDesc {
+            op: DmaOp::Transpose,
+            from: side(1, 0, &[256, 128, 2, 1], &[1, 512, 256, 65536]),
+            to: side(0, 0, &[512, 64, 2, 1], &[1, 262_144, 16_777_216, 512]),
+        };
+        let mut params = crate::kbin::DmaParams {
+            transpose: Some(crate::kbin::DmaTranspose {
+                op: Some("WZXY".into()),
+                shape: vec![1, 1, 128, 64],
+                element_size: Some(4),
+            }),
+            num_tiling_dimensions: Some(2),
+            ..Default::default()
+        };
+        let pairs = lower_transpose(&d, &params).unwrap();
+        assert_eq!(pairs.len(), 128 * 128);
+        // Source row r, column j lands in partition j, element r.
+        for (r, j) in [(0u64, 0u64), (5, 3), (127, 64), (17, 127)] {
+            let want_src = Loc::Var {
+                var_id: 1,
+                offset: r * 512 + j * 4,
+            };
+            let want_dst = Loc::Var {
+                var_id: 0,
+                offset: j * 262_144 + r * 4,
+            };
+            assert!(
+                pairs
+                    .iter()
+                    .any(|p| p.src == want_src && p.dst == want_dst && p.len == 4),
+                "({r}, {j})"
+            );
+        }
+        params.transpose.as_mut().unwrap().op = Some("WXYZ".into());
+        let e = lower_transpose(&d, &params).unwrap_err();
+        assert!(e.message.contains("WXYZ"), "{e}");
+        let mut uneven = d.clone();
+        uneven.to.sizes[2] = 1;
+        assert!(lower_transpose(
+            &uneven,
+            &crate::kbin::DmaParams {
+                num_tiling_dimensions: Some(2),
+                ..params.clone()
+            }
+        )
+        .is_err());
     }
 }
