@@ -148,3 +148,21 @@ fn a_wait_that_can_never_hold_is_a_deadlock_naming_each_engine() {
     );
     still_works(&rt);
 }
+
+#[test]
+fn a_block_triggered_twice_is_refused_at_load() {
+    let m = zoo::build("neuron_add", Target::Trn1).unwrap();
+    let mut p = m.program.clone();
+    let ops = &mut p.subgraphs[0].engines[EngineKind::Sp.index()].ops;
+    let at = ops
+        .iter()
+        .position(|o| matches!(o, Op::Neuron(n) if n.opcode == NeuronOpcode::DmaTrigger))
+        .unwrap();
+    let again = ops[at].clone();
+    ops.insert(at + 1, again);
+    let rt = runtime();
+    let e = rt.load(&p.to_neff(), 0).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Invalid, "{e}");
+    assert!(e.message.contains("a second time"), "{e}");
+    still_works(&rt);
+}

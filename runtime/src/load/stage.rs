@@ -387,6 +387,15 @@ fn stage_into(st: &mut Staging<'_>, target: Target, kbin: &Kbin) -> Result<()> {
                 "queue set {set_name} is triggered by more than one engine ({engines:?}); this platform needs one owner per set"
             )));
         }
+        // A real compiler triggers each block exactly once (docs/neuron-isa.md "DMA kinds").
+        if kbin.encoding == nrt_hal::isa::neuron::Encoding::Neuron {
+            let mut seen = BTreeSet::new();
+            if let Some(&(e, ip, id)) = occ.iter().find(|o| !seen.insert(o.2)) {
+                return Err(Error::invalid(format!(
+                    "{e} instruction {ip} triggers block {id} of {set_name} a second time"
+                )));
+            }
+        }
         let set = kbin.queue_sets.get(set_name).ok_or_else(|| {
             Error::invalid(format!(
                 "trigger names queue set {set_name}, which def.json does not declare"

@@ -36,6 +36,16 @@
 //! | moving columns | 1 per cycle | §11.2: "2×128 in, 1×128 out" per cycle — one `[K ≤ 128]` column |
 //! | [`NON_COMPUTE_CYCLES`] | 8 | **our choice** — sync/control instructions; waiting time is the scheduler's |
 //!
+//! Records of the Neuron encoding decode into the same instructions and are charged by the
+//! same table (one cost model): a LoadStationary is a `matmul.ld`, a MultiplyMoving a
+//! `matmul.mm` (pass 2 of an fp32 pair costs a full pass, as the hardware streams the moving
+//! operand again), `0x41`/`0x42`/`0x46`/`0x47`/`0x49`/`0x21` are `tensor_tensor`,
+//! `tensor_reduce`, `tensor_copy`, `memset` and `act`, and the wait-only records cost
+//! `sync_instruction_cycles`. The device-level constants calibrated against device profiles
+//! of real NEFFs (DMA descriptor overhead, execution start) are documented on
+//! [`TimingConfig`](crate::TimingConfig); the engine constants here were left as they were,
+//! since the profiled NEFFs are DMA-bound and their engine active times agree within 2×.
+//!
 //! All arithmetic saturates, so `cost` is total over any instruction, however malformed.
 //! [`to_device_cycles`] converts engine cycles to the device time base, the SP (sequencer)
 //! clock `target.spec().clocks.sp`, rounding up: `⌈cycles · f_sp / f_engine⌉`.
