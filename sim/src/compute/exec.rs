@@ -10,6 +10,7 @@ use nrt_hal::{Dtype, EngineKind};
 use super::activation::activate;
 use super::alu::{alu, alu_bits, f32_to_pattern};
 use super::convert::{with_elem, Elem};
+use super::gemm::OnChipF32;
 use super::{
     ComputeError, ComputeOutcome, EngineState, OnChipView, Scratch, Stationary, ACT_ACCUMULATORS,
     MAX_FREE_ELEMENTS,
@@ -477,6 +478,9 @@ fn matmul(
         }
     }
     let (k, m, n) = (st.k as usize, st.m as usize, mv.epp());
+    if let Some(nan) = matmul_in_place(view, &st.data, &mv, &d, k, m, accumulate) {
+        return Ok(outcome(dst, nan));
+    }
     gather(view, &mv, &mut s.input);
     if accumulate {
         // The product is summed first, then added to the old PSUM value (one rounding).
@@ -488,6 +492,69 @@ fn matmul(
     super::gemm::stationary_t_times_moving(&st.data, &s.input, &mut s.result, k, m, n, accumulate);
     let nan = write_f32(view, &d, &s.result);
     Ok(outcome(dst, nan))
+}
+
+/// The fp32 fast path of `matmul.mm`: when the moving operand is rows of contiguous fp32 runs
+/// and dst is one contiguous fp32 row per partition, the product is computed run by run
+/// straight from SBUF into PSUM (same kernel, same arithmetic as the gathering path). Returns
+/// whether a NaN was written, or `None` when the operands do not qualify (nothing touched).
+fn matmul_in_place(
+    view: &mut OnChipView<'_>,
+    stationary: &[f32],
+    mv: &Tile<'_>,
+    d: &Tile<'_>,
+    k: usize,
+    m: usize,
+    accumulate: bool,
+) -> Option<bool> {
+    let f32s = mv.ap.dtype() == Dtype::F32 && d.ap.dtype() == Dtype::F32;
+    let (sp, pp) = (view.sbuf_partition_bytes, view.psum_partition_bytes);
+    let runs_aligned = mv.offs.iter().step_by(mv.run).all(|o| o % 4 == 0);
+    if !f32s || mv.run < 2 || d.run != d.epp() || sp % 4 != 0 || pp % 4 != 0 || !runs_aligned {
+        return None;
+    }
+    let d0 = *d.offs.first()?;
+    if d0 % 4 != 0 {
+        return None;
+    }
+    let n = mv.epp();
+    let (sbuf, psum) = (&*view.sbuf, &mut *view.psum);
+    // Check every run before writing any, so a refusal leaves PSUM untouched.
+    let plan: Vec<(OnChipF32, OnChipF32, usize)> = mv
+        .offs
+        .chunks(mv.run)
+        .enumerate()
+        .map(|(j, run)| {
+            let b = OnChipF32 {
+                first: mv.start() * sp + run[0],
+                row_stride: sp / 4,
+            };
+            let c = OnChipF32 {
+                first: d.start() * pp + d0 + 4 * j * mv.run,
+                row_stride: pp / 4,
+            };
+            (b, c, run.len())
+        })
+        .collect();
+    let fits = plan
+        .iter()
+        .all(|(b, c, len)| b.fits(sbuf, k, *len) && c.fits(psum, m, *len));
+    if !fits {
+        return None;
+    }
+    for (b, c, len) in &plan {
+        let done = super::gemm::stationary_t_times_onchip(
+            stationary, k, m, *len, sbuf, b, psum, c, accumulate,
+        );
+        debug_assert!(done, "checked by `fits` above");
+    }
+    let nan = (0..m).any(|p| {
+        let at = (d.start() + p) * pp + d0;
+        psum[at..at + 4 * n]
+            .chunks_exact(4)
+            .any(|w| f32::from_le_bytes([w[0], w[1], w[2], w[3]]).is_nan())
+    });
+    Some(nan)
 }
 
 #[allow(clippy::too_many_arguments)]

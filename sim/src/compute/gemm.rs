@@ -1,4 +1,5 @@
-//! The PE array's product on whole tiles, through the `matrixmultiply` crate's
+//! The PE array's product on whole tiles (gathered into f32 buffers, or — for fp32 operands
+//! laid out in rows — read from and accumulated into on-chip memory in place), through the `matrixmultiply` crate's
 //! single-threaded f32 kernel (deterministic for a given host CPU: the crate picks one kernel
 //! by the CPU's features and packs and sums in a fixed order).
 
@@ -49,4 +50,77 @@ pub(super) fn stationary_t_times_moving(
             1,
         );
     }
+}
+
+/// An fp32 matrix stored in on-chip memory bytes: element `(row, col)` at byte
+/// `first + 4·(row · row_stride + col)` of `bytes` (little-endian).
+pub(super) struct OnChipF32 {
+    /// Byte index of element (0, 0).
+    pub first: usize,
+    /// Elements between consecutive rows (a partition's size in f32).
+    pub row_stride: usize,
+}
+
+impl OnChipF32 {
+    /// Whether a `rows × cols` matrix fits `bytes` and is 4-byte aligned there.
+    pub(super) fn fits(&self, bytes: &[u8], rows: usize, cols: usize) -> bool {
+        let aligned = (bytes.as_ptr() as usize + self.first) % 4 == 0;
+        let end = rows
+            .checked_sub(1)
+            .and_then(|r| r.checked_mul(self.row_stride))
+            .and_then(|e| e.checked_add(cols))
+            .and_then(|e| e.checked_mul(4))
+            .and_then(|e| e.checked_add(self.first));
+        aligned && end.is_some_and(|e| e <= bytes.len())
+    }
+}
+
+/// `c (+)= sᵀ · b` with `b` (`k × n`) read from `b_bytes` and `c` (`m × n`) written in
+/// `c_bytes`, both fp32 in place (the same kernel and summation order as
+/// [`stationary_t_times_moving`]). Returns `false`, touching nothing, when a matrix does not
+/// fit its bytes or is not 4-byte aligned (the caller then gathers instead).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn stationary_t_times_onchip(
+    s: &[f32],
+    k: usize,
+    m: usize,
+    n: usize,
+    b_bytes: &[u8],
+    b: &OnChipF32,
+    c_bytes: &mut [u8],
+    c: &OnChipF32,
+    accumulate: bool,
+) -> bool {
+    if cfg!(target_endian = "big") || k == 0 || m == 0 || n == 0 || s.len() < k * m {
+        return false;
+    }
+    if !b.fits(b_bytes, k, n) || !c.fits(c_bytes, m, n) {
+        return false;
+    }
+    // SAFETY: `fits` checked that every element (row < rows, col < cols) of both matrices is
+    // inside its slice and 4-byte aligned, so the f32 pointers address valid, aligned f32s
+    // (any bit pattern is an f32; the host is little-endian like the stored data). `c_bytes`
+    // is borrowed exclusively and is not `b_bytes` (SBUF and PSUM are separate slices), and
+    // `s` is a separate buffer, so nothing aliases the output.
+    unsafe {
+        let bp = b_bytes.as_ptr().add(b.first) as *const f32;
+        let cp = c_bytes.as_mut_ptr().add(c.first) as *mut f32;
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            s.as_ptr(),
+            1,
+            m as isize,
+            bp,
+            b.row_stride as isize,
+            1,
+            if accumulate { 1.0 } else { 0.0 },
+            cp,
+            c.row_stride as isize,
+            1,
+        );
+    }
+    true
 }
