@@ -5,8 +5,8 @@
 //! core and engine counts, HBM channels, the host DMA window, SBUF/PSUM geometry, each core's
 //! MMIO map, clocks and bandwidths. Each number cites its source:
 //!
-//! - `ABI §n` — `reference/driver-abi.md` section n (the kernel driver's own tables);
-//! - `ISA §n` — `reference/neff-isa-nrt.md` section n (AWS documentation and real NEFFs);
+//! - `docs/driver.md §n` — the kernel driver's own tables;
+//! - `docs/isa.md §n`, `docs/neff.md §n` — AWS documentation and real NEFFs;
 //! - **our choice** — the public record is silent, so the platform defines it. Every such choice
 //!   is also what the simulator implements, so runtime and device agree by construction.
 //!
