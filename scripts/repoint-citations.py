@@ -8,9 +8,10 @@ rewritten to `docs/<page>.md §<n>` through the tables below (docs/README.md exp
 pages). Citations that are already of docs/ pages are left alone, so running the script twice
 changes nothing the second time.
 
-Usage: scripts/repoint-citations.py [--check] [ROOT]
-  ROOT     the workspace root (default: the parent of this script's directory)
-  --check  report what would change, write nothing; exit 1 if anything would change
+Usage: scripts/repoint-citations.py [--check | --self-test] [ROOT]
+  ROOT         the workspace root (default: the parent of this script's directory)
+  --check      report what would change, write nothing; exit 1 if anything would change
+  --self-test  run the built-in examples (EXAMPLES) and exit
 
 It prints, per file, how many citations it re-pointed, then every citation it could not map
 (with file and line), and a summary. Only comment and documentation text is touched: the
@@ -291,7 +292,13 @@ class Rewriter:
                     continue
                 group = dict(context, emitted_page=None, mapped=True)
             emitted, pos = self._emit_section(group, m, text, attached)
-            out.append(emitted)
+            if emitted is None:
+                # The same section as the one before it in this citation ("§1.2, §1.3" both
+                # became one section): drop it, and the separator before it on this line.
+                if out and "\n" not in out[-1]:
+                    out.pop()
+            else:
+                out.append(emitted)
             last_end = pos
         out.append(text[pos:])
         return "".join(out)
@@ -378,9 +385,13 @@ class Rewriter:
         if q and q[2] in ("stage", "stagen"):
             resume = q[1]  # an old stage name: ours is the section number
         prefix = "" if group.get("emitted_page") == page else f"{page} "
-        group["emitted_page"] = page
         self.changed += 1
-        emitted = prefix + fmt_section(new) if new else page
+        if attached and new and group.get("emitted") == (page, new) \
+                and not (q and q[2] == "appendix"):
+            return None, resume
+        group["emitted_page"] = page
+        group["emitted"] = (page, new)
+        emitted = (prefix + fmt_section(new)) if new else page
         if q and q[2] == "appendix":
             emitted += f"{q[3]}§{DRIVER_ABI['appendix'][1]}"
             resume = q[1]
@@ -402,7 +413,49 @@ def files(root):
                 yield os.path.normpath(os.path.join(rel, n)).replace(os.sep, "/")
 
 
+# (file, before, after): what the rewriting must do; `--self-test` checks these.
+EXAMPLES = [
+    ("hal/src/x.rs", "(driver-abi.md §3.4)", "(docs/driver.md §4.4)"),
+    ("hal/src/x.rs", "(`reference/driver-abi.md` §1.2, §2)", "(docs/driver.md §2.2, §3)"),
+    ("hal/src/x.rs", "(driver-abi.md §1–§9, appendix)", "(docs/driver.md §2–§10, §12)"),
+    ("hal/src/x.rs", "(driver-abi.md appendix)", "(docs/driver.md §12)"),
+    ("hal/src/x.rs", "ABI §7.1 then (§7.2)", "docs/driver.md §8.1 then (docs/driver.md §8.2)"),
+    ("hal/src/x.rs", "(reference neff-isa-nrt.md §8, §11.3, §11.4)",
+     "(docs/neff.md §9, docs/isa.md §3, §4)"),
+    ("hal/src/x.rs", "do (reference\n//! `neff-isa-nrt.md` §1–§9) and",
+     "do (docs/neff.md\n//! §2–§10) and"),
+    ("hal/src/x.rs", "neff-isa-nrt.md §1 then (§1.2, §1.3)", "docs/neff.md §2 then (docs/neff.md §2.2)"),
+    ("sim/src/x.rs", "DESIGN §3 *Memory*", "docs/simulator.md §2 *Memory*"),
+    ("fixtures/src/x.rs", "DESIGN §5: the zoo", "docs/ARCHITECTURE.md §2.5: the zoo"),
+    ("runtime/src/x.rs", "(load stages S2/S3 of seed 000)", "(load stages S2/S3, docs/runtime.md §2.4–§2.5)"),
+    ("runtime/src/x.rs", "Load stage S4 (seed 000 \"Stage 3+4\")", "Load stage S4 (docs/runtime.md §2.6)"),
+    ("runtime/src/x.rs", "(seed 000, Stage 1 \"container parse\")", "(docs/runtime.md §2.3 \"container parse\")"),
+    ("runtime/src/x.rs", "(seed 003 §4, §6–§8)", "(docs/runtime.md §4.2, §4.4)"),
+    ("runtime/src/exec/ring.rs", "(seed 003 §3)", "(docs/exec.md §3)"),
+    ("hal/src/exec_request.rs", "(seed 003 §3)", "(docs/exec.md §2)"),
+    ("runtime/src/x.rs", "as in the seed, the seed's order", "as in the real runtime, the real runtime's order"),
+    ("hal/src/x.rs", "docs/driver.md §4.4, §4.5 (§3)", "docs/driver.md §4.4, §4.5 (docs/driver.md §3)"),
+    ("hal/src/x.rs", "docs/driver.md §4.4", "docs/driver.md §4.4"),
+]
+
+
+def self_test():
+    bad = 0
+    for path, before, after in EXAMPLES:
+        rw = Rewriter(path, before)
+        got = rw.run()
+        again = Rewriter(path, got).run()
+        if got != after or again != got or rw.unmapped:
+            bad += 1
+            print(f"FAIL {path}: {before!r}\n  want {after!r}\n  got  {got!r}"
+                  f"\n  again {again!r} unmapped {rw.unmapped}")
+    print(f"self-test: {len(EXAMPLES) - bad}/{len(EXAMPLES)} examples ok")
+    return 1 if bad else 0
+
+
 def main(argv):
+    if "--self-test" in argv:
+        return self_test()
     check = "--check" in argv
     args = [a for a in argv if a != "--check"]
     root = args[0] if args else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
