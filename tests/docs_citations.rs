@@ -110,7 +110,12 @@ mod scan {
                 if text[word_start..md.start()].contains("://") {
                     continue;
                 }
-                tokens.push((md.start(), md.end(), Some(Source::File(md.as_str().into())), None));
+                tokens.push((
+                    md.start(),
+                    md.end(),
+                    Some(Source::File(md.as_str().into())),
+                    None,
+                ));
             } else {
                 let out = m.name("out").expect("alternative");
                 // `ABI §` and friends end in `§`: the section is scanned separately.
@@ -119,7 +124,9 @@ mod scan {
                 } else {
                     whole.end()
                 };
-                let name = text[out.start()..end].trim_end_matches([' ', '`']).to_string();
+                let name = text[out.start()..end]
+                    .trim_end_matches([' ', '`'])
+                    .to_string();
                 tokens.push((out.start(), end, Some(Source::Outside(name)), None));
             }
         }
@@ -167,10 +174,11 @@ mod scan {
     /// gives `"3.2"`.
     pub fn sections_of(markdown: &str) -> BTreeSet<String> {
         static RE: OnceLock<Regex> = OnceLock::new();
-        let re = RE.get_or_init(|| {
-            Regex::new(r"(?m)^#{2,4} (\d+(?:\.\d+)*)\.?\s").expect("static regex")
-        });
-        re.captures_iter(markdown).map(|c| c[1].to_string()).collect()
+        let re = RE
+            .get_or_init(|| Regex::new(r"(?m)^#{2,4} (\d+(?:\.\d+)*)\.?\s").expect("static regex"));
+        re.captures_iter(markdown)
+            .map(|c| c[1].to_string())
+            .collect()
     }
 
     /// Checks the citations of one file. `resolve` maps a cited markdown path to the
@@ -384,7 +392,9 @@ mod matcher {
 
     #[test]
     fn groups_take_sections_across_comment_lines() {
-        let c = citations("//! see docs/driver.md §4.4, §4.5 and\n//! §1.1; also `docs/neff.md` §2.1–§2\n");
+        let c = citations(
+            "//! see docs/driver.md §4.4, §4.5 and\n//! §1.1; also `docs/neff.md` §2.1–§2\n",
+        );
         assert_eq!(
             c,
             vec![
