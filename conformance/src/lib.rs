@@ -1,6 +1,6 @@
 //! # nrt-conformance — a model's exact device-facing behaviour as a reviewable text
 //!
-//! DESIGN §6. A [`Recorder`] wraps any [`nrt_hal::Hal`] backend and turns every call — and
+//! docs/ARCHITECTURE.md §8. A [`Recorder`] wraps any [`nrt_hal::Hal`] backend and turns every call — and
 //! every descriptor the device is asked to consume, decoded from ring memory — into a line of a
 //! canonical [`Trace`]: ordered by (core, stream, sequence) so thread interleaving cannot
 //! change it, and symbolic throughout (`#<alloc id>+0x<offset>` per core, `sem[nc0:5]`,

@@ -70,7 +70,7 @@ const fn fixed(at: usize, len: usize) -> UserPtr {
     }
 }
 
-/// The user pointers of `cmd`'s argument struct (driver-abi.md §2; the **User pointer** fields
+/// The user pointers of `cmd`'s argument struct (docs/driver.md §3; the **User pointer** fields
 /// of `nrt_hal::abi`).
 pub fn user_pointers(cmd: Ioctl) -> Vec<UserPtr> {
     use Ioctl::*;

@@ -1,7 +1,7 @@
 //! Storage data types.
 //!
-//! One enum serves the public API (`nrt_dtype_t`, reference neff-isa-nrt.md §12.1), the NEFF
-//! manifests (`neff.json` `dltype`, engine-JSON `from_dtype`/`to_dtype`, §4 and §7.1) and the
+//! One enum serves the public API (`nrt_dtype_t`, docs/c-api.md §3.2), the NEFF
+//! manifests (`neff.json` `dltype`, engine-JSON `from_dtype`/`to_dtype`, docs/neff.md §5 and §8.2) and the
 //! instruction encoding's access patterns (5-bit dtype field, see [`crate::isa`]). The numeric
 //! value of each variant is its `nrt_dtype_t` code, so the three never need a translation table.
 
@@ -98,7 +98,7 @@ impl Dtype {
     }
 
     /// The name used in NEFF manifests: `neff.json` `dltype` and the engine-JSON DMA
-    /// `from_dtype`/`to_dtype` (reference §7.1: float8e3/e4/e5, float16, float32, float32r,
+    /// `from_dtype`/`to_dtype` (docs/neff.md §8.2: float8e3/e4/e5, float16, float32, float32r,
     /// bfloat16, (u)int8/16/32/64).
     pub const fn neff_name(self) -> &'static str {
         match self {
@@ -177,7 +177,7 @@ mod tests {
 
     #[test]
     fn codes_are_nrt_dtype_values() {
-        // nrt.h nrt_dtype_t, reference §12.1.
+        // nrt.h nrt_dtype_t, docs/c-api.md §3.2.
         assert_eq!(Dtype::U64.code(), 1);
         assert_eq!(Dtype::Bf16.code(), 6);
         assert_eq!(Dtype::F16.code(), 7);

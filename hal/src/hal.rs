@@ -1,10 +1,10 @@
 //! The [`Hal`] trait: the one device interface the runtime is written against.
 //!
-//! Its shape follows the kernel driver's ioctl set (reference driver-abi.md §1.2): one method per
+//! Its shape follows the kernel driver's ioctl set (docs/driver.md §2.2): one method per
 //! operation the runtime needs — device info; memory alloc / free / copy in / copy out / memset /
 //! physical address / map into the process; DMA queue init and copy-start (tail increment);
 //! semaphore read / write / increment / decrement; event set / get; notification-queue init;
-//! core reset — plus [`Hal::wait`], through which time passes (DESIGN §2).
+//! core reset — plus [`Hal::wait`], through which time passes (docs/ARCHITECTURE.md §4).
 //!
 //! Two backends implement it: `nrt-sim`'s simulated device and the driver backend over
 //! `/dev/neuronN`. The runtime never asks which one it runs on; differences (memory sizes, clock
@@ -88,7 +88,7 @@ pub enum HalError {
     Os {
         /// The ioctl (or syscall) name, e.g. `MEM_ALLOC_V2MT64`.
         ioctl: &'static str,
-        /// The errno value (or the driver's positive return code, ABI §1.3).
+        /// The errno value (or the driver's positive return code, docs/driver.md §2.3).
         errno: i32,
         /// The OS's description.
         message: String,
@@ -119,7 +119,7 @@ impl fmt::Display for MemLocation {
     }
 }
 
-/// An allocation request (the fields of `MEM_ALLOC_V2MT64`, ABI §2.1).
+/// An allocation request (the fields of `MEM_ALLOC_V2MT64`, docs/driver.md §3.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AllocRequest {
     /// Bytes; the backend rounds up to 4 KiB pages.
@@ -134,7 +134,7 @@ pub struct AllocRequest {
     pub category: MemAllocCategory,
 }
 
-/// What the backend knows about an allocation (`MEM_GET_EXTENDED_INFO`, ABI §2.2).
+/// What the backend knows about an allocation (`MEM_GET_EXTENDED_INFO`, docs/driver.md §3.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemInfo {
     /// Device-visible physical address of the first byte.
@@ -168,7 +168,7 @@ unsafe impl Send for Mapping {}
 unsafe impl Sync for Mapping {}
 
 /// One ring of a DMA queue: the allocation backing it and its length in descriptors. The ring
-/// starts at the first byte of the allocation (ABI §3.4).
+/// starts at the first byte of the allocation (docs/driver.md §4.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RingSpec {
     /// The memory holding the 16-byte descriptors.
@@ -177,7 +177,7 @@ pub struct RingSpec {
     pub count: u32,
 }
 
-/// Software status of a DMA queue (`neuron_dma_queue_state.sw_status`, ABI §2.4).
+/// Software status of a DMA queue (`neuron_dma_queue_state.sw_status`, docs/driver.md §3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueStatus {
     /// Not initialised, or reset.
@@ -203,7 +203,7 @@ pub struct QueueState {
     pub rx_tail: u32,
 }
 
-/// A notification-queue request (`NOTIFICATIONS_INIT_V2`, ABI §2.6).
+/// A notification-queue request (`NOTIFICATIONS_INIT_V2`, docs/driver.md §3.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NqRequest {
     /// The core.
@@ -234,7 +234,7 @@ pub struct NotificationQueue {
 pub struct DeviceInfo {
     /// The generation.
     pub target: Target,
-    /// PCI revision (ABI §2.7: 255 = qemu, 240 = emulator; the simulator reports 240).
+    /// PCI revision (docs/driver.md §3.7: 255 = qemu, 240 = emulator; the simulator reports 240).
     pub revision: u32,
     /// Number of NeuronCores.
     pub nc_count: u32,
@@ -330,7 +330,7 @@ pub trait Hal: Send + Sync {
     /// Fills `size` bytes at `offset` with `value` (`MEMSET64`).
     fn memset(&self, handle: MemHandle, offset: u64, value: u8, size: u64) -> HalResult<()>;
 
-    /// Maps a whole allocation into the process (mmap at offset = its physical address, ABI §6).
+    /// Maps a whole allocation into the process (mmap at offset = its physical address, docs/driver.md §7).
     ///
     /// # Safety
     ///

@@ -1,7 +1,7 @@
 //! The notification-queue entry format — the reference for this platform.
 //!
 //! The kernel driver allocates notification queues (NQs) and programs their base and size
-//! (driver-abi.md §2.6, §5) but defines **no entry format**, no phase bit and no head/tail
+//! (docs/driver.md §3.6, §6) but defines **no entry format**, no phase bit and no head/tail
 //! protocol. This module is that definition; the simulator writes it and the runtime reads it.
 //!
 //! # The queue

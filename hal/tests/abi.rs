@@ -1,6 +1,6 @@
-//! Tests for `nrt_hal::abi` against `reference/driver-abi.md` §1.2 and §2.
+//! Tests for `nrt_hal::abi` against docs/driver.md §2.2 and §3.
 //!
-//! Every expected number below is written as a literal copied from the fact sheet, never derived
+//! Every expected number below is written as a literal copied from docs/driver.md §2.2, never derived
 //! from the code under test.
 
 use core::mem::{offset_of, size_of};
@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use nrt_hal::abi::*;
 use zerocopy::{FromBytes, IntoBytes};
 
-/// Every request number equals the literal in driver-abi.md §1.2 (main table and the "other
+/// Every request number equals the literal in docs/driver.md §2.2 (main table and the "other
 /// requests" paragraph; CRWL_READER_EXIT / WRITER_ENTER are the 0x40084E51..54 range).
 #[test]
 fn request_numbers_match_fact_sheet() {
@@ -360,7 +360,7 @@ macro_rules! layout {
 
 #[test]
 fn struct_layouts_match_fact_sheet() {
-    // §2.1
+    // docs/driver.md §3.1
     layout!(MemAllocV2Mt64 = 56 {
         size: 0, align: 8, host_memory: 16, dram_channel: 20, dram_region: 24, nc_id: 28,
         mem_type: 32, mem_handle: 40, pad: 48,
@@ -377,7 +377,7 @@ fn struct_layouts_match_fact_sheet() {
         size: 0, host_memory: 8, dram_channel: 12, dram_region: 16, nc_id: 20, mem_handle: 24,
     });
     layout!(MemFree = 8 { mem_handle: 0 });
-    // §2.2
+    // docs/driver.md §3.2
     layout!(MemGetPa = 16 { mem_handle: 0, pa: 8 });
     layout!(MemGetInfo = 24 { mem_handle: 0, mmap_offset: 8, pa: 16 });
     layout!(MemGetExtendedInfo = 48 {
@@ -385,7 +385,7 @@ fn struct_layouts_match_fact_sheet() {
     });
     layout!(MemGetMcMmapInfoV2 = 32 { pa: 0, mmap_offset: 8, size: 16, mem_handle: 24 });
     layout!(MemGetMcMmapInfo = 24 { pa: 0, mmap_offset: 8, size: 16 });
-    // §2.3
+    // docs/driver.md §3.3
     layout!(MemBufCopy64 = 40 {
         mem_handle: 0, buffer: 8, size: 16, offset: 24, copy_to_mem_handle: 32,
     });
@@ -412,7 +412,7 @@ fn struct_layouts_match_fact_sheet() {
     layout!(ProgramEngineNc64 = 40 { nc_id: 0, dst: 8, buffer: 16, size: 24, offset: 32 });
     layout!(ProgramEngineNc = 32 { nc_id: 0, dst: 8, buffer: 16, size: 24, offset: 28 });
     layout!(ProgramEngine = 24 { dst: 0, buffer: 8, size: 16, offset: 20 });
-    // §2.4
+    // docs/driver.md §3.4
     layout!(DmaQueueInit = 48 {
         eng_id: 0, qid: 4, tx_desc_count: 8, rx_desc_count: 12, tx_handle: 16, rx_handle: 24,
         rxc_handle: 32, axi_port: 40,
@@ -441,10 +441,10 @@ fn struct_layouts_match_fact_sheet() {
         hw_status: 0, sw_status: 4, base_addr: 8, length: 16, head_pointer: 20, tail_pointer: 24,
         completion_base_addr: 32, completion_head: 40,
     });
-    // §2.5
+    // docs/driver.md §3.5
     layout!(Semaphore = 12 { nc_id: 0, semaphore_index: 4, value: 8 });
     layout!(Event = 12 { nc_id: 0, event_index: 4, value: 8 });
-    // §2.6
+    // docs/driver.md §3.6
     layout!(NotificationsInitV2 = 48 {
         nq_dev_id: 0, nq_dev_type: 4, nq_type: 8, engine_index: 12, size: 16,
         on_host_memory: 20, dram_channel: 24, dram_region: 28, mmap_offset: 32, mem_handle: 40,
@@ -461,7 +461,7 @@ fn struct_layouts_match_fact_sheet() {
     layout!(NotificationsQueueInfo = 12 {
         nq_dev_id: 0, nq_dev_type: 1, nq_type: 2, engine_index: 3, head: 4, phase_bit: 8,
     });
-    // §2.7
+    // docs/driver.md §3.7
     layout!(DeviceInfo = 80 {
         architecture: 0, revision: 4, connected_device_count: 8, connected_devices: 12,
         bar_address: 48, bar_size: 64,
@@ -483,7 +483,7 @@ fn struct_layouts_match_fact_sheet() {
         nc_count: 0, start_nc_index: 4, end_nc_index: 8, max_nc_available: 12, bitmap: 16,
     });
     layout!(CinitSet = 12 { nc_id: 0, state: 4, new_state: 8 });
-    // From neuron_ioctl.h (sizes confirmed by the request numbers in §1.2).
+    // From neuron_ioctl.h (sizes confirmed by the request numbers in docs/driver.md §2.2).
     layout!(NcModelStartedCount = 16 { nc_id: 0, started_count: 8 });
     layout!(PostMetric = 16 { data: 0, data_size: 8 });
     layout!(DmabufFd = 24 { va: 0, size: 8, fd: 16 });

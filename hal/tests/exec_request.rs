@@ -1,4 +1,4 @@
-//! `device_exec_request_t` layout and the request buffer (seed 003 §3).
+//! `device_exec_request_t` layout and the request buffer (docs/exec.md §2).
 
 use core::mem::{offset_of, size_of};
 use nrt_hal::exec_request::*;

@@ -1,5 +1,5 @@
 //! UDMA descriptor codec, copy-pair builder, ring geometry and ring-id phases
-//! (driver-abi.md §3).
+//! (docs/driver.md §4).
 
 use nrt_hal::udma::*;
 use nrt_hal::DeviceAddr;

@@ -1,5 +1,5 @@
 //! Runtime configuration: the `NEURON_RT_*` environment variables that make sense on this
-//! platform (reference neff-isa-nrt.md §12.4), read once at init.
+//! platform (docs/c-api.md §6), read once at init.
 //!
 //! | variable | field | default |
 //! |---|---|---|

@@ -1,6 +1,6 @@
-//! The NEFF manifests (load stage S2 of seed 000): `neff.json`, `kelf-N.json`, `def.json`, the
+//! The NEFF manifests (load stage S2, docs/runtime.md §2.4): `neff.json`, `kelf-N.json`, `def.json`, the
 //! engine JSON files and the `.npy` constants, parsed exactly as real compilers write them
-//! (reference neff-isa-nrt.md §4–§7, §9).
+//! (docs/neff.md §5–§8, §10).
 //!
 //! Each document has a plain model type ([`NeffJson`], [`KelfJson`], [`DefJson`],
 //! [`EngineJson`]) and a parse function taking the member's path (for error messages) and its
@@ -434,7 +434,7 @@ pub struct SignatureTensor {
     pub shape: Option<Vec<u64>>,
 }
 
-/// `neff.json`: the TVM-style graph manifest (reference §4).
+/// `neff.json`: the TVM-style graph manifest (docs/neff.md §5).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NeffJson {
     /// `nodes`.
@@ -721,7 +721,7 @@ pub struct GraphRef {
     pub name: String,
 }
 
-/// `kelf-N.json`: the subgraph list (reference §5).
+/// `kelf-N.json`: the subgraph list (docs/neff.md §6).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KelfJson {
     /// `graphs`.
@@ -755,7 +755,7 @@ pub fn parse_kelf_json(file: &str, bytes: &[u8]) -> Result<KelfJson> {
 // ---------------------------------------------------------------------------------------------
 // def.json
 
-/// def.json `var.*.type` (reference §6.2).
+/// def.json `var.*.type` (docs/neff.md §7.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VarType {
     /// `state-buffer`.
@@ -851,7 +851,7 @@ pub struct EngineRef {
     pub instr: Option<String>,
 }
 
-/// `def.json`: one subgraph's definition (reference §6).
+/// `def.json`: one subgraph's definition (docs/neff.md §7).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DefJson {
     /// `var`, sorted by name.
@@ -1005,7 +1005,7 @@ fn queue_kind(s: &str) -> Option<QueueSetKind> {
 // ---------------------------------------------------------------------------------------------
 // Engine JSON
 
-/// The transpose parameters of a descriptor carrying `transpose_op` (reference §7.1).
+/// The transpose parameters of a descriptor carrying `transpose_op` (docs/neff.md §8.2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransposeDef {
     /// `transpose_op`: a 4-letter axis permutation such as `WZXY` (absent for `op: transpose`
@@ -1075,7 +1075,7 @@ pub struct DmaBlockDef {
     pub descs: Vec<DescDef>,
 }
 
-/// An engine JSON file (`PE.json`, `Activation.json`, …; reference §7).
+/// An engine JSON file (`PE.json`, `Activation.json`, …; docs/neff.md §8).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineJson {
     /// `name`.

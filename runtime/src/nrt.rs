@@ -1,7 +1,7 @@
 //! The `nrt.h`-shaped entry point: one runtime instance behind the lifecycle guard of
-//! `nrt_init` / `nrt_close` (reference neff-isa-nrt.md §12). Every call made before
+//! `nrt_init` / `nrt_close` (docs/c-api.md §5). Every call made before
 //! [`Nrt::init`] answers `NRT_UNINITIALIZED` (13) and every call after [`Nrt::close`] answers
-//! `NRT_CLOSED` (14), as the seed's state guard does; the work itself is [`Runtime`]'s.
+//! `NRT_CLOSED` (14), as the real runtime's state guard does; the work itself is [`Runtime`]'s.
 
 use std::sync::{Arc, RwLock};
 

@@ -1,14 +1,14 @@
 //! The runtime object: init (device and core table), load (S0–S5 orchestration), the model
 //! registry with its two id spaces, and unload.
 //!
-//! # Load, stage by stage (seed 000)
+//! # Load, stage by stage (docs/runtime.md §2)
 //!
 //! - **S0 guard:** the runtime must be open; the 1024-byte header is preflighted; a logical
 //!   core (vcore) is claimed — `vnc = -1` picks the least used, lowest index; a vcore the device
 //!   does not have is `NRT_LOAD_NOT_ENOUGH_NC`.
 //! - **S1 parse:** through the single-slot TNC cache ([`crate::tnc`]), so concurrent loads of
 //!   the same NEFF parse it once; the container is read in memory only ([`crate::neff`]).
-//!   A loaded model keeps its slot reference until it is unloaded (the seed releases it at the
+//!   A loaded model keeps its slot reference until it is unloaded (the real runtime releases it at the
 //!   end of the load; since the model keeps its parse result anyway, holding the reference
 //!   costs nothing and makes every load that overlaps a *loaded* model share the parse, which
 //!   is what a framework loading one NEFF on many workers wants).
@@ -19,10 +19,10 @@
 //!   per-thread arguments live in the scope, so they outlive every thread — and if any core
 //!   fails, every core that succeeded is released (all-or-nothing).
 //! - **Register:** `H_MODEL` comes from its own counter before staging; `H_NN` from the
-//!   registry's counter under its write lock; the [`LoadedModel`] joins them (the seed's
+//!   registry's counter under its write lock; the [`LoadedModel`] joins them (the real runtime's
 //!   `dlr_kelf_model_t` bridge). State READY.
 //!
-//! The seed's one asymmetric error edge — the public handle allocated after registration, and
+//! The real runtime's one asymmetric error edge — the public handle allocated after registration, and
 //! not rolled back when that allocation fails — cannot occur here: the handle is the `H_NN`
 //! itself, produced inside registration, and nothing after registration can fail. We chose
 //! this over reproducing the leak.
@@ -57,7 +57,7 @@ use crate::xu::ExecutionUnit;
 use sha2::{Digest, Sha256};
 
 /// The runtime-ABI version this runtime speaks to a driver of each generation (within the
-/// driver's COMPATIBLE_VERSION range, ABI §9).
+/// driver's COMPATIBLE_VERSION range, docs/driver.md §10).
 pub fn abi_version(target: Target) -> u32 {
     match target {
         Target::Trn1 => 7,
@@ -410,7 +410,7 @@ impl Runtime {
     }
 
     /// S1–S3 through the TNC cache. The returned lease (if any) keeps the cache slot referenced
-    /// until the load finishes, as the seed's loader holds it until registration, so loads that
+    /// until the load finishes, as the real runtime's loader holds it until registration, so loads that
     /// overlap any part of this one share its parse.
     fn parse(&self, neff: &[u8]) -> Result<(Arc<Parsed>, Option<Lease<'_, Parsed>>)> {
         let opts = ParseOptions {

@@ -1,10 +1,10 @@
-//! Tensors and tensor sets (the `nrt_tensor_t` / `nrt_tensor_set_t` of `nrt.h`, reference
-//! neff-isa-nrt.md §12.2).
+//! Tensors and tensor sets (the `nrt_tensor_t` / `nrt_tensor_set_t` of `nrt.h`, docs/c-api.md
+//! §5.3).
 //!
 //! A tensor is *device* (HBM on a logical core, what async execution needs), *host* (DMA-able
 //! host memory; on this platform the device's host window), or *virtual* (plain process
 //! memory). Tensors are shared handles; the memory is freed when the last handle drops. A
-//! tensor set maps names to tensors — the binding key of execution is the name (seed 001 §2).
+//! tensor set maps names to tensors — the binding key of execution is the name (docs/runtime.md §3.1).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

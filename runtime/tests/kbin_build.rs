@@ -1,5 +1,5 @@
 //! `build_model`: the KBIN build over NEFF members shaped like real compiler output
-//! (reference neff-isa-nrt.md §4–§8), each load gate, and the per-subgraph validation.
+//! (docs/neff.md §5–§9), each load gate, and the per-subgraph validation.
 
 use std::collections::BTreeMap;
 

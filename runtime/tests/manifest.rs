@@ -1,5 +1,5 @@
 //! Manifest parsing over documents shaped exactly like real compiler output
-//! (reference neff-isa-nrt.md §4–§7): field extraction, the LNC=2 quirk, precise errors naming
+//! (docs/neff.md §5–§8): field extraction, the LNC=2 quirk, precise errors naming
 //! file and key, unknown keys ignored, and `.npy` constants.
 
 use std::collections::BTreeMap;

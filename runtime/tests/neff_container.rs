@@ -1,5 +1,5 @@
 //! The NEFF container: header offsets, hash quirk, writer layout, reader rules and rejections
-//! (reference `neff-isa-nrt.md` §1–§2).
+//! (docs/neff.md §2–§3.3).
 
 use std::io::{Read, Write};
 

@@ -1,4 +1,4 @@
-//! The TNC parse cache (seed 000 Stage 1): one UUID-keyed slot, four states, the Creator /
+//! The TNC parse cache (docs/runtime.md §2.3): one UUID-keyed slot, four states, the Creator /
 //! Reuse / Wait / Independent roles, failure wake-up and ref-counted release. Every
 //! multi-threaded test runs under a watchdog so a deadlock fails instead of hanging.
 

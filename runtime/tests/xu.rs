@@ -1,4 +1,4 @@
-//! The execution unit's submit funnel and completion ring (seed 003 §4, §6–§8).
+//! The execution unit's submit funnel and completion ring (docs/runtime.md §4.2, §4.4).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

@@ -7,7 +7,7 @@ use crate::memory::MemoryConfig;
 
 /// Timing constants of the discrete-event model, in device cycles (the SP/sequencer clock of the
 /// target, `TargetSpec::clocks.sp`). Each default is **our choice** — the public record gives
-/// clocks and bandwidths (reference neff-isa-nrt.md §11.2, used through the target tables) but
+/// clocks and bandwidths (docs/isa.md §2.2, used through the target tables) but
 /// not per-operation overheads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TimingConfig {

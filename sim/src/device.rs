@@ -476,7 +476,7 @@ impl Device {
     ) -> nrt_hal::HalResult<NotificationQueue> {
         let key = (nq_type as u32, index);
         if let Some(q) = self.cores[nc.index()].nqs.get(&key) {
-            // The driver reuses the existing queue's memory even if the size differs (ABI §5).
+            // The driver reuses the existing queue's memory even if the size differs (docs/driver.md §6).
             return Ok(q.queue);
         }
         let handle = self.mem.alloc(&nrt_hal::hal::AllocRequest {

@@ -1,5 +1,5 @@
 //! Kernel-ABI emulation: the Neuron driver's `open` / `ioctl` / `mmap` interface answered
-//! in-process on top of simulated devices (DESIGN §3, "Kernel ABI emulation").
+//! in-process on top of simulated devices (docs/ARCHITECTURE.md §2.6, "Kernel ABI emulation").
 //!
 //! [`EmulatedDriver`] implements [`nrt_hal::driver::Syscalls`], the syscall layer under the driver
 //! backend [`nrt_hal::driver::DriverHal`], so that backend — the exact request numbers and
@@ -8,13 +8,13 @@
 //! address (its true size, [`Ioctl::arg_size`]); user pointers inside it (the handle out-pointer
 //! of `MEM_ALLOC_*`, the buffer of `MEM_BUF_COPY64`, the out-pointers of `DMA_QUEUE_GET_STATE`, …)
 //! are followed in this same address space; results are written back into the struct or through
-//! the pointers, with the driver's validation and return conventions (driver-abi.md §1.3).
+//! the pointers, with the driver's validation and return conventions (docs/driver.md §2.3).
 //!
 //! # Driver semantics mirrored
 //!
 //! * Unknown request numbers: `-EINVAL`. A misc fd (opened `O_WRONLY`) accepts only the misc
 //!   ioctls (`COMPATIBLE_VERSION`, `DEVICE_BASIC_INFO`, `DRIVER_INFO_GET/SET`, core claiming,
-//!   `DEVICE_BDF_EXT`, `DMABUF_FD`); anything else on it is `-EINVAL` (§1.2, §9).
+//!   `DEVICE_BDF_EXT`, `DMABUF_FD`); anything else on it is `-EINVAL` (docs/driver.md §2.2, §10).
 //! * `COMPATIBLE_VERSION` writes `{max, min}` per arch (v2 7/5, v3 11/10); `DEVICE_BASIC_INFO`
 //!   `{arch, revision}` with revision 240 (the hardware emulator's id); `DRIVER_INFO_GET` flags
 //!   `0xFF`.
@@ -39,7 +39,7 @@
 //!   translation of `-ENOIOCTLCMD`); `DRIVER_INFO_SET` `-ENOTSUPP` (524); the deprecated no-ops
 //!   return 0.
 //! * `mmap(fd, len, offset)`: `offset` is a device-visible address; the allocation containing it
-//!   is mapped from its start, and `len` must be the whole chunk size, else `-EINVAL` (§6). The
+//!   is mapped from its start, and `len` must be the whole chunk size, else `-EINVAL` (docs/driver.md §7). The
 //!   pointer returned is the allocation's backing store in the simulator ([`Hal::map`]), so host
 //!   writes through it are what the device sees.
 //! * Allocations have process lifespan: when the last normal fd of a device is closed *and* its
@@ -68,7 +68,7 @@
 //!
 //! # Time
 //!
-//! The real device runs by itself; the simulator advances only when asked (DESIGN §2). So that
+//! The real device runs by itself; the simulator advances only when asked (docs/ARCHITECTURE.md §4). So that
 //! the driver backend's polling waits make progress, every ioctl that *observes* the device
 //! (`SEMAPHORE_READ`, `EVENT_GET`, `DMA_QUEUE_GET_STATE`, `MEM_BUF_COPY64` from the device) first
 //! runs up to [`EmulatedDriver::advance_budget`] pending device events ([`Sim::advance`]). The
@@ -180,7 +180,7 @@ struct Rings {
     rx_pa: u64,
 }
 
-/// The ioctls a misc (`O_WRONLY`) fd accepts (driver-abi.md §1.2, column "fd" = M).
+/// The ioctls a misc (`O_WRONLY`) fd accepts (docs/driver.md §2.2, column "fd" = M).
 fn is_misc(cmd: Ioctl) -> bool {
     matches!(
         cmd,
@@ -331,7 +331,7 @@ impl EmulatedDriver {
     }
 
     /// Frees what the process allocated on device `dev` once nothing holds the device open (no
-    /// attached fd, no mapping) — the driver's per-process cleanup (ABI §7.2, §8.2).
+    /// attached fd, no mapping) — the driver's per-process cleanup (docs/driver.md §8.2, §9.2).
     fn release_if_unused(&self, st: &mut State, dev: usize) {
         let d = &mut st.devices[dev];
         if d.attached > 0 || !d.maps.is_empty() {
@@ -373,7 +373,7 @@ impl EmulatedDriver {
         if a.nc_id >= abi::MAX_NC_PER_DEVICE {
             return Err(Errno::EINVAL);
         }
-        // The channel is range-checked even for host memory (ABI §7.2).
+        // The channel is range-checked even for host memory (docs/driver.md §8.2).
         if a.dram_channel as usize >= target.spec().hbm.len() {
             return Err(Errno::EINVAL);
         }
@@ -778,7 +778,7 @@ impl EmulatedDriver {
                         }
                     },
                 }))?;
-                // A device NQ is not host-mappable directly: -1 (ABI §5).
+                // A device NQ is not host-mappable directly: -1 (docs/driver.md §6).
                 a.mmap_offset = if host {
                     q.pa.raw()
                 } else {
@@ -881,7 +881,7 @@ impl Syscalls for EmulatedDriver {
             return Err(Errno::EINVAL);
         }
         // The offset is a device-visible address; an offset inside a chunk maps the chunk from
-        // its start, and the length must be the whole chunk (ABI §6).
+        // its start, and the length must be the whole chunk (docs/driver.md §7).
         let (handle, _) = sim.lookup(DeviceAddr::new(offset)).ok_or(Errno::EINVAL)?;
         let info = hal(sim.mem_info(handle))?;
         if len as u64 != info.size {

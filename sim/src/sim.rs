@@ -162,7 +162,7 @@ impl Sim {
     }
 
     /// The live allocation containing device address `addr` and the offset of `addr` inside
-    /// it (the lookup the driver's `mmap` does with its offset, ABI §6).
+    /// it (the lookup the driver's `mmap` does with its offset, docs/driver.md §7).
     pub fn lookup(&self, addr: nrt_hal::DeviceAddr) -> Option<(MemHandle, u64)> {
         self.lock().mem.lookup(addr)
     }
@@ -352,7 +352,7 @@ impl Hal for Sim {
             if st.status == nrt_hal::hal::QueueStatus::Disabled {
                 return Err(invalid(OP, format!("queue {queue} is not initialised")));
             }
-            // RX tail first, then TX (ABI §3.5).
+            // RX tail first, then TX (docs/driver.md §4.5).
             d.tail_increment(queue, nrt_hal::target::Direction::Rx, rx_count);
             if tx_count > 0 {
                 d.tail_increment(queue, nrt_hal::target::Direction::Tx, tx_count);

@@ -900,7 +900,7 @@ fn a_corrupted_completion_entry_is_reported_by_the_reader() {
 fn notification_queues_wrap_and_report_overflow() {
     let dev = Dev::new(Target::Trn1);
     // A 128-byte queue holds 4 entries. Asking again for the same queue returns it unchanged,
-    // as the driver does (ABI §5), so the harness below reuses it.
+    // as the driver does (docs/driver.md §6), so the harness below reuses it.
     let first = Nq::new(&dev, NC0, 128);
     let mut exec = Exec::new(&dev, NC0);
     assert_eq!(exec.nq.q, first.q);

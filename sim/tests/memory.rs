@@ -1,4 +1,4 @@
-//! Tests of the simulator's device memory: the driver-like allocator (ABI §7.2), deterministic
+//! Tests of the simulator's device memory: the driver-like allocator (docs/driver.md §8.2), deterministic
 //! per-core placement, accounting, the sparse backing store, address-based access, poisoning and
 //! on-chip memory.
 

@@ -1,10 +1,10 @@
 //! The driver backend: the [`Hal`] trait over the Linux Neuron driver (`/dev/neuronN`), through an
 //! injectable syscall layer ([`Syscalls`]).
 //!
-//! This module owns [`DriverHal`] (DESIGN §2, "driver" backend), the syscall layer
+//! This module owns [`DriverHal`] (docs/ARCHITECTURE.md §2.1, "driver" backend), the syscall layer
 //! ([`Syscalls`], [`RealSyscalls`], module `syscalls`) and the runtime-ABI version this platform
 //! speaks to the driver ([`runtime_abi_version`]). Every request number and argument struct comes
-//! from [`crate::abi`]; every rule from `reference/driver-abi.md` (section numbers below).
+//! from [`crate::abi`]; every rule from docs/driver.md (section numbers below).
 //!
 //! # Which ioctl backs which HAL method
 //!
@@ -27,7 +27,7 @@
 //! | [`Hal::wait`] | polls `SEMAPHORE_READ` or `MEM_BUF_COPY64` (see below) |
 //! | [`Hal::memory_usage`] | none: the backend's own accounting |
 //!
-//! # Hazards avoided (driver-abi.md appendix)
+//! # Hazards avoided (docs/driver.md §12)
 //!
 //! Each is commented where it is avoided. In short: exact request numbers from [`crate::abi::req`]
 //! (1); the handle of `MEM_GET_EXTENDED_INFO` is kept in a variable and the `mem_handle` /
@@ -42,7 +42,7 @@
 //!
 //! A negative errno becomes [`HalError::Os`] with the ioctl's name ([`Ioctl::name`]); a positive
 //! return where the ABI expects 0 also becomes [`HalError::Os`], with `errno` = that positive
-//! value (ABI §1.3). `ENOMEM` from an allocation is [`HalError::OutOfMemory`]. Arguments the
+//! value (docs/driver.md §2.3). `ENOMEM` from an allocation is [`HalError::OutOfMemory`]. Arguments the
 //! backend refuses before calling the driver (because the driver would misbehave on them) are
 //! [`HalError::InvalidArgument`].
 //!
@@ -80,10 +80,10 @@ use crate::udma::RingGeometry;
 use crate::{EventId, Hal, HalError, HalResult, MemHandle, NcIndex, QueueRef, SemaphoreId, Target};
 
 /// The runtime-ABI version this platform speaks to a trn1 (v2) driver. Same number as
-/// `nrt_runtime::abi_version(Target::Trn1)`; the driver accepts 5..=7 (ABI §9).
+/// `nrt_runtime::abi_version(Target::Trn1)`; the driver accepts 5..=7 (docs/driver.md §10).
 pub const RUNTIME_ABI_VERSION_TRN1: u32 = 7;
 /// The runtime-ABI version this platform speaks to a trn2 (v3) driver. Same number as
-/// `nrt_runtime::abi_version(Target::Trn2)`; the driver accepts 10..=11 (ABI §9).
+/// `nrt_runtime::abi_version(Target::Trn2)`; the driver accepts 10..=11 (docs/driver.md §10).
 pub const RUNTIME_ABI_VERSION_TRN2: u32 = 11;
 
 /// The runtime-ABI version this platform speaks to a driver of `target`.
@@ -107,7 +107,7 @@ pub fn copy_pieces(len: u64) -> impl Iterator<Item = (u64, u64)> {
     })
 }
 
-/// The device node of device `index`: `/dev/neuron<index>` (ABI §9).
+/// The device node of device `index`: `/dev/neuron<index>` (docs/driver.md §10).
 pub fn device_path(index: u32) -> String {
     format!("/dev/neuron{index}")
 }
@@ -117,9 +117,9 @@ pub const MAX_DEVICES: u32 = 64;
 
 /// Device discovery: the indices `N` of the device nodes `/dev/neuron<N>` that open, probing
 /// `0, 1, …` up to [`MAX_DEVICES`] and stopping at the first node that does not exist (the driver
-/// numbers its devices densely from 0, ABI §9). A node that exists but cannot be opened (busy,
+/// numbers its devices densely from 0, docs/driver.md §10). A node that exists but cannot be opened (busy,
 /// permission) is skipped, not reported. Each probe opens the node as a misc fd (`O_WRONLY`,
-/// which does not attach the process to the device, ABI §9) and closes it at once.
+/// which does not attach the process to the device, docs/driver.md §10) and closes it at once.
 pub fn discover(sys: &dyn Syscalls) -> Vec<u32> {
     let mut found = Vec::new();
     for index in 0..MAX_DEVICES {
@@ -220,7 +220,7 @@ fn os_error(ioctl: &'static str, e: Errno) -> HalError {
     }
 }
 
-/// A positive return where the ABI expects 0 (ABI §1.3): a `copy_to_user` residue or a positive
+/// A positive return where the ABI expects 0 (docs/driver.md §2.3): a `copy_to_user` residue or a positive
 /// errno such as `MEM_GET_EXTENDED_INFO`'s 22 for a bad handle.
 fn positive_error(ioctl: Ioctl, n: i32) -> HalError {
     let what = if ioctl == Ioctl::MemGetExtendedInfo && n == Errno::EINVAL as i32 {
@@ -237,7 +237,7 @@ fn positive_error(ioctl: Ioctl, n: i32) -> HalError {
 
 impl DriverHal {
     /// SEMAPHORE_INCREMENT / DECREMENT: the 12-byte `{nc, index, value}` struct, although the
-    /// request number encodes 8 (a pointer-typed macro, ABI §1.2).
+    /// request number encodes 8 (a pointer-typed macro, docs/driver.md §2.2).
     fn semaphore_store(
         &self,
         ioctl: Ioctl,
@@ -279,7 +279,7 @@ impl DriverHal {
     ) -> HalResult<DriverHal> {
         let path = device_path(device);
         // A normal (read-write) fd attaches the process; O_WRONLY would give a misc fd on which
-        // most ioctls fail (ABI §9).
+        // most ioctls fail (docs/driver.md §10).
         let raw = sys
             .open(&path, OFlag::O_RDWR | OFlag::O_CLOEXEC)
             .map_err(|e| HalError::Os {
@@ -301,7 +301,7 @@ impl DriverHal {
             ),
         })?;
 
-        // Struct order is {max, min} (ABI §2.7); the zerocopy type names the fields, so they
+        // Struct order is {max, min} (docs/driver.md §3.7); the zerocopy type names the fields, so they
         // cannot be swapped here.
         let mut compat = abi::CompatibleVersion::default();
         call_plain(&fd, Ioctl::CompatibleVersion, &mut compat)?;
@@ -542,7 +542,7 @@ fn call_plain<T: PlainArg>(fd: &DeviceFd, ioctl: Ioctl, arg: &mut T) -> HalResul
 }
 
 /// Issues `ioctl` with `arg` and turns the result into a [`HalResult`]: 0 is success, a negative
-/// errno or a positive return is [`HalError::Os`] (ABI §1.3).
+/// errno or a positive return is [`HalError::Os`] (docs/driver.md §2.3).
 ///
 /// # Safety
 ///
@@ -737,7 +737,7 @@ impl Hal for DriverHal {
         let len = usize::try_from(x.size)
             .map_err(|_| invalid("mmap", format!("{:#x} bytes do not fit a usize", x.size)))?;
         // The driver refuses partial maps: the length is the whole (rounded) allocation and the
-        // offset its mmap_offset (= pa, ABI §6).
+        // offset its mmap_offset (= pa, docs/driver.md §7).
         // SAFETY: the caller of `map` takes on the `# Safety` contract of `Hal::map`, which is the
         // contract `Syscalls::mmap` asks for.
         let ptr = unsafe { self.fd.sys.mmap(self.fd.fd, len, x.mmap_offset) }
@@ -754,7 +754,7 @@ impl Hal for DriverHal {
     fn dma_queue_init(&self, queue: QueueRef, tx: RingSpec, rx: RingSpec) -> HalResult<()> {
         const OP: &str = "DMA_QUEUE_INIT";
         self.check_queue(OP, queue)?;
-        // Ring sizes follow the udma rules (ABI §3.4: 32 ≤ count ≤ 2^24 − 16, multiple of 16)
+        // Ring sizes follow the udma rules (docs/driver.md §4.4: 32 ≤ count ≤ 2^24 − 16, multiple of 16)
         // before the call; the driver would fail with an opaque -1. A power of two is not
         // required since runtime ABI 7, which both targets' versions are.
         for (name, spec) in [("tx", tx), ("rx", rx)] {
@@ -810,7 +810,7 @@ impl Hal for DriverHal {
 
     fn dma_queue_state(&self, queue: QueueRef) -> HalResult<QueueState> {
         const OP: &str = "DMA_QUEUE_GET_STATE";
-        // The driver reads registers without validating eng_id / qid (ABI §3.7).
+        // The driver reads registers without validating eng_id / qid (docs/driver.md §4.7).
         self.check_queue(OP, queue)?;
         let mut tx = abi::DmaQueueState::default();
         let mut rx = abi::DmaQueueState::default();
@@ -948,7 +948,7 @@ impl Hal for DriverHal {
             message: "driver reported success but returned handle 0".into(),
         })?;
         // A device NQ reports mmap_offset -1; its handle still works with
-        // MEM_GET_EXTENDED_INFO, whose pa/mmap_offset map it (ABI §5). One call serves both
+        // MEM_GET_EXTENDED_INFO, whose pa/mmap_offset map it (docs/driver.md §6). One call serves both
         // kinds and also gives the rounded size for accounting.
         let x = self.extended_info(handle)?;
         if a.mmap_offset != abi::NQ_DEVICE_MMAP_OFFSET && a.mmap_offset != x.mmap_offset {
@@ -961,7 +961,7 @@ impl Hal for DriverHal {
                 ),
             });
         }
-        // The driver reuses an existing queue's memory even if the size differs (ABI §5);
+        // The driver reuses an existing queue's memory even if the size differs (docs/driver.md §6);
         // report the size of the queue that exists, as the simulator does.
         let size = match st.allocs.get(&handle.raw()).and_then(|r| r.nq_size) {
             Some(s) => s,

@@ -1,11 +1,11 @@
 //! The execute path's shared half: staging under the execution unit's funnel, completion, and
-//! the asynchronous mode's per-vcore worker threads (seed 003 §1 async fork, §6).
+//! the asynchronous mode's per-vcore worker threads (docs/runtime.md §4.1 async fork, docs/runtime.md §4.4).
 //!
 //! Async mode (`NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS` > 0) stages and rings the doorbell
 //! inline — the submit returns a request handle at once — and a worker thread per logical core
 //! waits for each execution in order, harvests its notifications and publishes its result. A
 //! submit finding the in-flight limit reached waits for the worker to retire one (backpressure,
-//! not failure). The seed passes the inverted exec mode (`workers == NULL ? 1 : 0`, so 0 is
+//! not failure). The real runtime passes the inverted exec mode (`workers == NULL ? 1 : 0`, so 0 is
 //! async) into its bind stage; here the mode is the [`ExecMode`] enum, whose discriminants keep
 //! that inversion for anyone comparing traces.
 
@@ -30,7 +30,7 @@ use crate::status::NrtStatus;
 use crate::tensor::TensorSet;
 use crate::xu::ExecutionUnit;
 
-/// The seed's `kmgr_exec_mode_t`: note the inversion — async is 0, sync is 1.
+/// The real runtime's `kmgr_exec_mode_t`: note the inversion — async is 0, sync is 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExecMode {
     /// `KMGR_EXEC_MODE_ASYNC` (0).

@@ -1,4 +1,4 @@
-//! The KBIN build (load stages S2/S3 of seed 000): walk the manifest chain `neff.json` →
+//! The KBIN build (load stages S2/S3, docs/runtime.md §2.4–§2.5): walk the manifest chain `neff.json` →
 //! `__kelf` node → `attrs.kelf` → `graphs[]` → `sgNN/def.json` → engine JSON + `.bin`, and lower
 //! each subgraph into a validated [`Kbin`]. No HAL call is made; the result is everything
 //! staging needs.

@@ -1,4 +1,4 @@
-//! Load stage S4 (seed 000 "Stage 3+4"): stand up one subgraph on one physical core — the
+//! Load stage S4 (docs/runtime.md §2.6): stand up one subgraph on one physical core — the
 //! per-core model record [`CoreModel`]. Everything it allocates is recorded in the record, and
 //! [`CoreModel::release`] (or the error edge of [`stage_core`]) frees exactly that.
 //!
@@ -10,9 +10,9 @@
 //! | `input`, `output` | the caller's tensors, bound per execution | — |
 //! | `file` constants | one region, each var at its alignment (≥ 64 B), data copied in | `CONSTANTS_DEVICE` |
 //! | `tmp-buf`, `pointer`, `dge-table` | one private region | `SCRATCHPAD_NONSHARED_DEVICE` |
-//! | `virtual` | the core's shared scratchpad at `backing_variable_off` (reference §6.2) | `SCRATCHPAD_DEVICE` |
+//! | `virtual` | the core's shared scratchpad at `backing_variable_off` (docs/neff.md §7.2) | `SCRATCHPAD_DEVICE` |
 //! | engine instruction blocks | one region, the five translated streams back to back | `CODE_DEVICE` |
-//! | DMA rings | one allocation per ring (a ring starts at its chunk, ABI §3.4) | `DMA_RINGS_DEVICE` |
+//! | DMA rings | one allocation per ring (a ring starts at its chunk, docs/driver.md §4.4) | `DMA_RINGS_DEVICE` |
 //! | runtime words (the `1` that semaphore-increment descriptors copy) | one page | `MISC_DEVICE` |
 //!
 //! # DMA rings
@@ -43,7 +43,7 @@ use super::translate::{translate, PatchTable, TriggerPlan};
 use crate::error::{Error, Result};
 use crate::kbin::{Kbin, VarKind};
 
-/// An IO var of the model on this core: the `io_mr_to_name_map` entry (seed 001 §2).
+/// An IO var of the model on this core: the `io_mr_to_name_map` entry (docs/runtime.md §3.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IoVar {
     /// The tensor name that binds it.
@@ -105,7 +105,7 @@ pub struct CoreModel {
 }
 
 /// The hardware queues a core can give models: every (engine, queue) except the exec queue,
-/// the IO queue and the driver-reserved queues 14 and 15 (ABI §8.2).
+/// the IO queue and the driver-reserved queues 14 and 15 (docs/driver.md §9.2).
 pub fn queue_pool(target: Target) -> BTreeSet<(u32, u32)> {
     let s = target.spec();
     let mut pool = BTreeSet::new();

@@ -1,15 +1,15 @@
-//! # The NEFF container (seed 000, Stage 1 "container parse")
+//! # The NEFF container (docs/runtime.md §2.3 "container parse")
 //!
-//! Owns the byte-level NEFF file, as real compilers write it (reference `neff-isa-nrt.md`
-//! §1–§2):
+//! Owns the byte-level NEFF file, as real compilers write it (docs/neff.md
+//! §2–§3.3):
 //!
-//! * [`header`]: the 1024-byte little-endian header ([`NeffHeader`], §1.1), the acceptance
-//!   rules for it (§1.4), and the payload hash with its MD5 word-reversal quirk
-//!   ([`payload_hash`], §1.3);
+//! * [`header`]: the 1024-byte little-endian header ([`NeffHeader`], docs/neff.md §2.1), the acceptance
+//!   rules for it (docs/neff.md §2.3), and the payload hash with its MD5 word-reversal quirk
+//!   ([`payload_hash`], docs/neff.md §2.2);
 //! * [`container`]: [`Neff::parse`], which checks the header, optionally verifies the hash
 //!   (`NEURON_RT_VALIDATE_HASH`), gunzips the single gzip member, requires the zero tail that
 //!   pads the payload to a multiple of [`PAYLOAD_BLOCK`], and walks the ustar archive into an
-//!   in-memory member table (§1.5, §2) — never touching the host filesystem, bounded by
+//!   in-memory member table (docs/neff.md §3, §3.3) — never touching the host filesystem, bounded by
 //!   [`Limits`];
 //! * [`writer`]: [`NeffWriter`], which produces the same layout byte-deterministically (used by
 //!   `fixtures` and tests).
@@ -27,5 +27,5 @@ pub use header::{payload_hash, swap_md5_words, HashAlgo, NeffHeader, HEADER_SIZE
 pub use writer::NeffWriter;
 
 /// The payload (gzip member + zero tail) is padded to a multiple of this many bytes
-/// (libarchive's default block size, §1.5).
+/// (libarchive's default block size, docs/neff.md §3).
 pub const PAYLOAD_BLOCK: usize = 10_240;

@@ -1,4 +1,4 @@
-//! The POSIX ustar header block (reference `neff-isa-nrt.md` §1.5): encoding the one kind of
+//! The POSIX ustar header block (docs/neff.md §3): encoding the one kind of
 //! entry NEFFs hold, a regular file, and decoding the fields the reader needs.
 //!
 //! Layout of the 512-byte block: name[100] @0, mode[8] @100, uid[8] @108, gid[8] @116,

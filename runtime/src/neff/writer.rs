@@ -1,5 +1,5 @@
-//! Writing a NEFF in exactly the layout real compilers produce (reference `neff-isa-nrt.md`
-//! §1.1, §1.3, §1.5): a ustar archive of regular files in insertion order, ending with two zero
+//! Writing a NEFF in exactly the layout real compilers produce (docs/neff.md
+//! §2.1, §2.2, §3): a ustar archive of regular files in insertion order, ending with two zero
 //! blocks; one gzip member (FLG 0, MTIME = [`NeffWriter::gzip_mtime`], XFL 4, OS 3) deflated at
 //! the fastest level; zero padding to a multiple of [`PAYLOAD_BLOCK`]; the 1024-byte header
 //! with `data_size` and the hash for `pkg_version`. Output is a pure function of the writer's
