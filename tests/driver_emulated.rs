@@ -11,7 +11,7 @@ use nrt_emu::hal::{Hal, NcIndex, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
 use nrt_emu::runtime::tensor::TensorSet;
 use nrt_emu::runtime::Runtime;
-use nrt_emu::sim::kabi::EmulatedDriver;
+use nrt_kabi::EmulatedDriver;
 use nrt_emu::sim::{Sim, SimConfig};
 use nrt_fixtures::{zoo, ZooModel, GOLDEN_SEED};
 

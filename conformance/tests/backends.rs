@@ -9,7 +9,7 @@ use nrt_conformance::{first_difference, run_on, run_sim, RunOptions};
 use nrt_fixtures::zoo;
 use nrt_hal::driver::DriverHal;
 use nrt_hal::Hal;
-use nrt_sim::kabi::EmulatedDriver;
+use nrt_kabi::EmulatedDriver;
 use nrt_sim::{Sim, SimConfig};
 
 #[test]

@@ -1,4 +1,4 @@
-//! Target `kabi`: the kernel-ABI emulation ([`nrt_sim::kabi::EmulatedDriver`], a
+//! Target `kabi`: the kernel-ABI emulation ([`nrt_kabi::EmulatedDriver`], a
 //! [`Syscalls`]) fed arbitrary request numbers and argument bytes, and arbitrary
 //! open / ioctl / mmap / munmap / close sequences, on a fresh trn1 simulator per input.
 //!
@@ -29,7 +29,7 @@ use std::sync::Arc;
 use nrt_hal::abi::{self, Ioctl};
 use nrt_hal::driver::{OFlag, Syscalls};
 use nrt_hal::{Hal, MemHandle, Target};
-use nrt_sim::kabi::{EmulatedDriver, FD_BASE};
+use nrt_kabi::{EmulatedDriver, FD_BASE};
 use nrt_sim::{Sim, SimConfig};
 
 use crate::input::{Input, Out};

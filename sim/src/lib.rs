@@ -17,8 +17,10 @@
 //! | `sched` | the discrete-event scheduler |
 //! | [`timeline`] | spans and Chrome/Perfetto export |
 //! | [`faults`] | the fault plan |
-//! | [`kabi`] | the kernel driver's ioctl/mmap ABI answered in-process on top of [`Sim`]s (`EmulatedDriver`), for running the driver backend against the simulator |
-//! | [`testkit`] | helpers that drive the device through the HAL without the runtime (tests, benches) |
+//! | `testkit` | helpers that drive the device through the HAL without the runtime (tests, benches; feature `test-utils`) |
+//!
+//! The kernel driver's ioctl ABI answered over a [`Sim`] is not here but in the `nrt-kabi` crate,
+//! so the device model never depends on the driver backend.
 //!
 //! Determinism: there is no background thread, time advances only inside [`nrt_hal::Hal::wait`],
 //! every ordering is by a stable key, and no hash-map iteration order reaches an output. The
@@ -30,11 +32,11 @@ mod device;
 mod dma;
 mod engine;
 pub mod faults;
-pub mod kabi;
 pub mod memory;
 mod sched;
 mod sequencer;
 mod sim;
+#[cfg(feature = "test-utils")]
 pub mod testkit;
 pub mod timeline;
 

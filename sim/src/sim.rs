@@ -145,7 +145,7 @@ impl Sim {
 
     /// Runs at most `max_events` pending wake-ups (fewer if the device runs out of work) and
     /// returns how many ran. For backends that let the device run by itself between host calls
-    /// (the kernel-ABI emulation, [`crate::kabi`]); the HAL's own time advance is [`Hal::wait`].
+    /// (the kernel-ABI emulation of the `nrt-kabi` crate); the HAL's own time advance is [`Hal::wait`].
     pub fn advance(&self, max_events: usize) -> usize {
         let ran = {
             let mut d = self.lock();

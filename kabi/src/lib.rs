@@ -1,4 +1,6 @@
-//! Kernel-ABI emulation: the Neuron driver's `open` / `ioctl` / `mmap` interface answered
+//! # nrt-kabi — kernel-ABI emulation
+//!
+//! The Neuron driver's `open` / `ioctl` / `mmap` interface answered
 //! in-process on top of simulated devices (DESIGN §3, "Kernel ABI emulation").
 //!
 //! [`EmulatedDriver`] implements [`nrt_hal::driver::Syscalls`], the syscall layer under the driver
@@ -106,7 +108,7 @@ use nrt_hal::{
 
 use zerocopy::{FromBytes, Immutable, IntoBytes};
 
-use crate::Sim;
+use nrt_sim::Sim;
 
 /// Device events run before each observing ioctl unless configured otherwise
 /// ([`EmulatedDriver::with_advance_budget`]).
@@ -877,7 +879,7 @@ impl Syscalls for EmulatedDriver {
         let f = self.file(fd)?;
         let sim = &self.sims[f.device];
         // vm_pgoff: the offset is a page multiple.
-        if offset % crate::memory::PAGE_SIZE != 0 {
+        if offset % nrt_sim::memory::PAGE_SIZE != 0 {
             return Err(Errno::EINVAL);
         }
         // The offset is a device-visible address; an offset inside a chunk maps the chunk from

@@ -1,5 +1,5 @@
 //! The driver backend (`nrt_hal::driver::DriverHal`) over the kernel-ABI emulation
-//! (`nrt_sim::kabi::EmulatedDriver`): every ioctl the backend uses, on its success and error
+//! (`nrt_kabi::EmulatedDriver`): every ioctl the backend uses, on its success and error
 //! paths, the hazards the backend refuses before calling the driver, the driver's own return
 //! conventions as the emulation reproduces them at the raw syscall level, and the mmap rules.
 
@@ -17,7 +17,7 @@ use nrt_hal::udma::{M2mCopy, QueueProducer, RingGeometry};
 use nrt_hal::{
     DmaEngine, EventId, Hal, HalError, MemHandle, NcIndex, QueueId, QueueRef, SemaphoreId, Target,
 };
-use nrt_sim::kabi::{EmulatedDriver, FAKE_KERNEL_POINTER_BASE, GARBAGE_VERSION};
+use nrt_kabi::{EmulatedDriver, FAKE_KERNEL_POINTER_BASE, GARBAGE_VERSION};
 use nrt_sim::{Sim, SimConfig};
 use zerocopy::IntoBytes;
 
