@@ -11,9 +11,9 @@ use nrt_emu::hal::{Hal, NcIndex, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
 use nrt_emu::runtime::tensor::TensorSet;
 use nrt_emu::runtime::Runtime;
-use nrt_kabi::EmulatedDriver;
 use nrt_emu::sim::{Sim, SimConfig};
 use nrt_fixtures::{zoo, ZooModel, GOLDEN_SEED};
+use nrt_kabi::EmulatedDriver;
 
 /// What one run produced: output bytes of two executions, per-core cycles of the first, and
 /// the device's memory accounting of core 0 after unload.

@@ -25,6 +25,7 @@
 //! **Assumption** (see [`recorder`]): one stream is driven by one thread at a time — true of the
 //! runtime, whose concurrent work (LNC staging threads) is on different cores.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
 pub mod harness;

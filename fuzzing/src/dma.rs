@@ -40,24 +40,43 @@ pub const TARGET: Target = Target::Trn1;
 
 /// Operation tags (the first byte of each operation, modulo [`OP_COUNT`]).
 pub mod op {
+    /// Allocate host or device memory on a core.
     pub const ALLOC: u8 = 0;
+    /// Free an allocation of the harness.
     pub const FREE: u8 = 1;
+    /// Write raw bytes (garbage descriptors) into an allocation.
     pub const WRITE: u8 = 2;
+    /// Initialise a DMA queue on two allocations, ring counts and placement unchecked.
     pub const QUEUE_INIT: u8 = 3;
+    /// Push a well-formed m2m copy between two selected addresses onto a queue.
     pub const COPY: u8 = 4;
+    /// Write one raw descriptor at a ring index.
     pub const RAW_DESC: u8 = 5;
+    /// Start descriptors with `dma_queue_copy_start`.
     pub const COPY_START: u8 = 6;
+    /// Start descriptors with a 4-byte store to a tail-increment register.
     pub const TAIL_STORE: u8 = 7;
+    /// Store a 4-byte value at a selected address through the MMIO store path.
     pub const STORE32: u8 = 8;
+    /// Load a 4-byte value from a selected address.
     pub const LOAD32: u8 = 9;
+    /// Let the device run a bounded number of events.
     pub const ADVANCE: u8 = 10;
+    /// Read, set, increment or decrement a semaphore (or an id out of range).
     pub const SEMAPHORE: u8 = 11;
+    /// Set up a notification queue.
     pub const NQ_INIT: u8 = 12;
+    /// Reset the cores of a mask.
     pub const RESET: u8 = 13;
+    /// Read a queue's state and its core's memory usage.
     pub const STATE: u8 = 14;
+    /// Read bytes back from an allocation.
     pub const READ: u8 = 15;
+    /// Fill bytes of an allocation.
     pub const MEMSET: u8 = 16;
+    /// Reprogram a ring through its queue registers.
     pub const QUEUE_REG: u8 = 17;
+    /// Write half of a selected device address into memory (exec requests hold addresses as two words).
     pub const WRITE_ADDR: u8 = 18;
 }
 /// Number of operation kinds.

@@ -49,9 +49,19 @@ pub enum PointeeLen {
     /// A fixed-size out-value or struct.
     Fixed(usize),
     /// `unit` × the `u32` field at byte `at` of the argument struct.
-    U32 { at: usize, unit: usize },
+    U32 {
+        /// Byte offset of the count field.
+        at: usize,
+        /// Bytes per counted element.
+        unit: usize,
+    },
     /// `unit` × the `u64` field at byte `at` of the argument struct.
-    U64 { at: usize, unit: usize },
+    U64 {
+        /// Byte offset of the count field.
+        at: usize,
+        /// Bytes per counted element.
+        unit: usize,
+    },
 }
 
 /// A user pointer (a `u64` holding an address) inside an ioctl's argument struct.
@@ -246,12 +256,19 @@ pub fn clamp_sizes(arg: &mut [u8], ptrs: &[UserPtr]) -> Vec<usize> {
 
 /// Operation tags (first byte modulo [`OP_COUNT`]).
 pub mod op {
+    /// Open a device node (or another path) with selected flags.
     pub const OPEN: u8 = 0;
+    /// Close a descriptor of the harness.
     pub const CLOSE: u8 = 1;
+    /// Issue an ioctl with a request number and argument bytes.
     pub const IOCTL: u8 = 2;
+    /// Map an allocation by its device address.
     pub const MMAP: u8 = 3;
+    /// Unmap a mapping of the harness.
     pub const MUNMAP: u8 = 4;
+    /// Write bytes through a live mapping.
     pub const MAP_WRITE: u8 = 5;
+    /// Let the devices run a bounded number of events.
     pub const ADVANCE: u8 = 6;
 }
 /// Number of operation kinds; IOCTL is drawn for every tag ≥ 7 too, so most operations are
@@ -312,7 +329,7 @@ impl Rig {
         let mut bufs: Vec<Vec<u8>> = Vec::with_capacity(ptrs.len());
         for (p, len) in ptrs.iter().zip(&lens) {
             let choice = inp.u8();
-            let value = if choice % 8 == 0 {
+            let value = if choice.is_multiple_of(8) {
                 0
             } else {
                 // At least one byte so the pointer is a real allocation even for length 0.

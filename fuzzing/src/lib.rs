@@ -20,6 +20,9 @@
 //! so that libFuzzer's `-rss_limit_mb` / `-malloc_limit_mb` / `-timeout` flag only real defects:
 //! an allocation or a loop that the code under test does not bound by its own limits.
 
+#![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod dma;
 pub mod input;
 pub mod isa;

@@ -21,6 +21,7 @@
 //! [`addr`]); validation of caller input lives in the runtime, and [`HalError`] carries only what a
 //! caller cannot foresee (out of memory, device fault, timeout, unsupported, OS error).
 
+#![deny(clippy::undocumented_unsafe_blocks)]
 #![deny(missing_docs)]
 
 pub mod abi;

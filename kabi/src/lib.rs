@@ -77,6 +77,9 @@
 //! device's own timeline stays deterministic; only how far it has got when the host looks
 //! depends on the polling.
 
+#![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::fd::RawFd;
 use std::ptr::NonNull;
@@ -879,7 +882,7 @@ impl Syscalls for EmulatedDriver {
         let f = self.file(fd)?;
         let sim = &self.sims[f.device];
         // vm_pgoff: the offset is a page multiple.
-        if offset % nrt_sim::memory::PAGE_SIZE != 0 {
+        if !offset.is_multiple_of(nrt_sim::memory::PAGE_SIZE) {
             return Err(Errno::EINVAL);
         }
         // The offset is a device-visible address; an offset inside a chunk maps the chunk from

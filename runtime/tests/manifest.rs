@@ -822,7 +822,7 @@ fn npy_errors_never_panic() {
 /// An npy v1.0 file with header dict `dict` (padded to 64 bytes) and raw `data`.
 fn raw_npy(dict: &str, data: &[u8]) -> Vec<u8> {
     let mut header = dict.to_string();
-    while (10 + header.len() + 1) % 64 != 0 {
+    while !(10 + header.len() + 1).is_multiple_of(64) {
         header.push(' ');
     }
     header.push('\n');

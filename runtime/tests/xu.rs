@@ -423,7 +423,7 @@ fn concurrent_producers_and_harvester() {
                 retired += xu.retire() as u64;
                 assert!(xu.exec_head() <= xu.scheduled_tail());
                 round += 1;
-                if round % 7 == 0 {
+                if round.is_multiple_of(7) {
                     thread::yield_now();
                 }
             }

@@ -49,6 +49,9 @@
 //! own allocations and mappings (which come back through these same entry points) cannot
 //! deadlock.
 
+#![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod device;
 pub mod entry;
 mod files;

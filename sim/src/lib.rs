@@ -26,6 +26,9 @@
 //! every ordering is by a stable key, and no hash-map iteration order reaches an output. The
 //! same HAL calls give the same memory bytes, notification entries, cycle counts and timeline.
 
+#![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod compute;
 mod config;
 mod device;

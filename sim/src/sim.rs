@@ -475,7 +475,7 @@ impl Hal for Sim {
             }
             if d.step() {
                 steps = steps.wrapping_add(1);
-                if steps % 1024 == 0 {
+                if steps.is_multiple_of(1024) {
                     // A device that never runs out of events (a program that keeps itself
                     // busy) must still time out.
                     if Instant::now() >= deadline {

@@ -959,7 +959,7 @@ impl Pattern<'_> {
 
 /// Splits an engine binary into records, checking the framing real NEFFs follow.
 fn split_records(member: &str, bin: &[u8]) -> Result<Vec<Record>> {
-    if bin.is_empty() || bin.len() % RECORD_SIZE != 0 {
+    if bin.is_empty() || !bin.len().is_multiple_of(RECORD_SIZE) {
         return Err(Error::invalid(format!(
             "{member}: {} bytes is not a non-empty whole number of {RECORD_SIZE}-byte records",
             bin.len()
