@@ -116,7 +116,11 @@ impl BenchHal {
     }
 }
 
-impl Hal for BenchHal {
+impl nrt_emu::hal::HalLayer for BenchHal {
+    type Inner = Sim;
+    fn inner(&self) -> &Sim {
+        &self.inner
+    }
     fn copy_to_device(&self, handle: MemHandle, offset: u64, src: &[u8]) -> HalResult<()> {
         if self.recording.load(Ordering::Relaxed) {
             assert!(src.len() <= MAX_RECORDED_COPY, "a {}-byte copy", src.len());
@@ -151,28 +155,6 @@ impl Hal for BenchHal {
         }
         self.inner.wait(cond, timeout)
     }
-    nrt_emu::hal::forward_hal!(
-        inner;
-        device_info,
-        mem_alloc,
-        mem_free,
-        mem_info,
-        copy_from_device,
-        memset,
-        map,
-        unmap,
-        dma_queue_init,
-        dma_queue_copy_start,
-        dma_queue_state,
-        semaphore_read,
-        semaphore_write,
-        semaphore_decrement,
-        event_set,
-        event_get,
-        notification_init,
-        nc_reset,
-        memory_usage
-    );
 }
 
 // ---------------------------------------------------------------------------------------------

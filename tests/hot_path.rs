@@ -14,11 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use nrt_emu::hal::hal::{
-    AllocRequest, CoreMemUsage, DeviceInfo, Mapping, MemInfo, NotificationQueue, NqRequest,
-    QueueState, RingSpec, WaitCondition,
-};
-use nrt_emu::hal::{EventId, Hal, HalResult, MemHandle, NcIndex, QueueRef, SemaphoreId, Target};
+use nrt_emu::hal::{Hal, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
 use nrt_emu::runtime::tensor::{Placement, TensorSet};
 use nrt_emu::runtime::{ModelId, Runtime};
@@ -85,30 +81,7 @@ fn allocations() -> u64 {
 // ---------------------------------------------------------------------------------------------
 
 /// Every `Hal` method, in trait order.
-const METHODS: [&str; 22] = [
-    "device_info",
-    "mem_alloc",
-    "mem_free",
-    "mem_info",
-    "copy_to_device",
-    "copy_from_device",
-    "memset",
-    "map",
-    "unmap",
-    "dma_queue_init",
-    "dma_queue_copy_start",
-    "dma_queue_state",
-    "semaphore_read",
-    "semaphore_write",
-    "semaphore_increment",
-    "semaphore_decrement",
-    "event_set",
-    "event_get",
-    "notification_init",
-    "nc_reset",
-    "wait",
-    "memory_usage",
-];
+const METHODS: [&str; 22] = nrt_emu::hal::hal::HAL_METHODS;
 
 fn method_index(name: &str) -> usize {
     METHODS
@@ -187,96 +160,13 @@ impl std::fmt::Debug for Calls {
     }
 }
 
-impl Hal for CountingHal {
-    fn device_info(&self) -> HalResult<DeviceInfo> {
-        self.hit("device_info");
-        self.inner.device_info()
+impl nrt_emu::hal::HalLayer for CountingHal {
+    type Inner = dyn Hal;
+    fn inner(&self) -> &Self::Inner {
+        &*self.inner
     }
-    fn mem_alloc(&self, req: &AllocRequest) -> HalResult<MemHandle> {
-        self.hit("mem_alloc");
-        self.inner.mem_alloc(req)
-    }
-    fn mem_free(&self, handle: MemHandle) -> HalResult<()> {
-        self.hit("mem_free");
-        self.inner.mem_free(handle)
-    }
-    fn mem_info(&self, handle: MemHandle) -> HalResult<MemInfo> {
-        self.hit("mem_info");
-        self.inner.mem_info(handle)
-    }
-    fn copy_to_device(&self, handle: MemHandle, offset: u64, src: &[u8]) -> HalResult<()> {
-        self.hit("copy_to_device");
-        self.inner.copy_to_device(handle, offset, src)
-    }
-    fn copy_from_device(&self, handle: MemHandle, offset: u64, dst: &mut [u8]) -> HalResult<()> {
-        self.hit("copy_from_device");
-        self.inner.copy_from_device(handle, offset, dst)
-    }
-    fn memset(&self, handle: MemHandle, offset: u64, value: u8, size: u64) -> HalResult<()> {
-        self.hit("memset");
-        self.inner.memset(handle, offset, value, size)
-    }
-    unsafe fn map(&self, handle: MemHandle) -> HalResult<Mapping> {
-        self.hit("map");
-        // SAFETY: the caller upholds `Hal::map`'s contract; we only forward.
-        unsafe { self.inner.map(handle) }
-    }
-    unsafe fn unmap(&self, mapping: Mapping) -> HalResult<()> {
-        self.hit("unmap");
-        // SAFETY: the mapping came from `map` above, i.e. from `inner`.
-        unsafe { self.inner.unmap(mapping) }
-    }
-    fn dma_queue_init(&self, queue: QueueRef, tx: RingSpec, rx: RingSpec) -> HalResult<()> {
-        self.hit("dma_queue_init");
-        self.inner.dma_queue_init(queue, tx, rx)
-    }
-    fn dma_queue_copy_start(&self, queue: QueueRef, tx_count: u32, rx_count: u32) -> HalResult<()> {
-        self.hit("dma_queue_copy_start");
-        self.inner.dma_queue_copy_start(queue, tx_count, rx_count)
-    }
-    fn dma_queue_state(&self, queue: QueueRef) -> HalResult<QueueState> {
-        self.hit("dma_queue_state");
-        self.inner.dma_queue_state(queue)
-    }
-    fn semaphore_read(&self, nc: NcIndex, sem: SemaphoreId) -> HalResult<i32> {
-        self.hit("semaphore_read");
-        self.inner.semaphore_read(nc, sem)
-    }
-    fn semaphore_write(&self, nc: NcIndex, sem: SemaphoreId, value: i32) -> HalResult<()> {
-        self.hit("semaphore_write");
-        self.inner.semaphore_write(nc, sem, value)
-    }
-    fn semaphore_increment(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
-        self.hit("semaphore_increment");
-        self.inner.semaphore_increment(nc, sem, amount)
-    }
-    fn semaphore_decrement(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
-        self.hit("semaphore_decrement");
-        self.inner.semaphore_decrement(nc, sem, amount)
-    }
-    fn event_set(&self, nc: NcIndex, event: EventId, value: u32) -> HalResult<()> {
-        self.hit("event_set");
-        self.inner.event_set(nc, event, value)
-    }
-    fn event_get(&self, nc: NcIndex, event: EventId) -> HalResult<u32> {
-        self.hit("event_get");
-        self.inner.event_get(nc, event)
-    }
-    fn notification_init(&self, req: &NqRequest) -> HalResult<NotificationQueue> {
-        self.hit("notification_init");
-        self.inner.notification_init(req)
-    }
-    fn nc_reset(&self, nc_mask: u32) -> HalResult<()> {
-        self.hit("nc_reset");
-        self.inner.nc_reset(nc_mask)
-    }
-    fn wait(&self, cond: &WaitCondition, timeout: Duration) -> HalResult<()> {
-        self.hit("wait");
-        self.inner.wait(cond, timeout)
-    }
-    fn memory_usage(&self, nc: NcIndex) -> HalResult<CoreMemUsage> {
-        self.hit("memory_usage");
-        self.inner.memory_usage(nc)
+    fn on_call(&self, method: &'static str) {
+        self.hit(method);
     }
 }
 

@@ -72,7 +72,11 @@ impl Mutator {
     }
 }
 
-impl Hal for Mutator {
+impl nrt_hal::HalLayer for Mutator {
+    type Inner = dyn Hal;
+    fn inner(&self) -> &Self::Inner {
+        &*self.inner
+    }
     fn mem_alloc(&self, req: &AllocRequest) -> HalResult<MemHandle> {
         let h = self.inner.mem_alloc(req)?;
         self.categories.lock().unwrap().insert(h, req.category);
@@ -86,28 +90,6 @@ impl Hal for Mutator {
         let b = self.alter(handle, offset, src);
         self.inner.copy_to_device(handle, offset, &b)
     }
-    nrt_hal::forward_hal!(
-        inner;
-        device_info,
-        mem_info,
-        copy_from_device,
-        memset,
-        map,
-        unmap,
-        dma_queue_init,
-        dma_queue_copy_start,
-        dma_queue_state,
-        semaphore_read,
-        semaphore_write,
-        semaphore_increment,
-        semaphore_decrement,
-        event_set,
-        event_get,
-        notification_init,
-        nc_reset,
-        wait,
-        memory_usage
-    );
 }
 
 /// The body of a committed snapshot (what follows insta's `---` header).

@@ -14,7 +14,8 @@
 //! | [`exec_request`] | `device_exec_request_t` (52 bytes) and its `cc_dma_increment` trailer | seed 003 §3 |
 //! | [`isa`] | the platform's engine instruction encoding (64-byte records), encoder, decoder, disassembler | DESIGN §5; neff-isa-nrt.md §8, §11.3 |
 //! | [`notify`] | the notification-queue entry format (ours; the driver defines none) | driver-abi.md §5 |
-//! | [`hal`] | the [`Hal`] trait every backend implements, and its error type | DESIGN §2 |
+//! | [`hal`] | the [`Hal`] trait every backend implements, the [`HalLayer`] decorator trait, and the error type | DESIGN §2 |
+//! | [`check`] | the argument checks every backend makes, and the evaluation of a wait condition | docs/driver.md |
 //! | `driver` | the driver backend: `DriverHal` over `/dev/neuronN` through an injectable syscall layer (feature `driver`) | driver-abi.md §1–§9, appendix |
 //!
 //! Conventions: all wire integers are little-endian; no raw `u64` address crosses an API (see
@@ -26,6 +27,7 @@
 
 pub mod abi;
 pub mod addr;
+pub mod check;
 #[cfg(feature = "driver")]
 pub mod driver;
 pub mod dtype;
@@ -41,5 +43,5 @@ pub use addr::{
     QueueId, QueueRef, SemaphoreId,
 };
 pub use dtype::Dtype;
-pub use hal::{Hal, HalError, HalResult};
+pub use hal::{Hal, HalError, HalLayer, HalResult};
 pub use target::Target;

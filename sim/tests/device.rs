@@ -126,9 +126,7 @@ fn a_200_000_byte_copy_splits_into_64k_descriptors() {
         3392
     );
     q.start(&dev, n);
-    dev.sim
-        .wait(&WaitCondition::Idle { nc: None }, TIMEOUT)
-        .unwrap();
+    dev.sim.run_until_idle();
     assert_eq!(dev.read(dst, 0, 200_000), data);
 }
 
@@ -227,9 +225,7 @@ fn dma_fault(
     let mut q = Queue::at(&dev, 0, 3, 1, 32);
     let (tx, rx) = setup(&dev, &mut q);
     dev.sim.dma_queue_copy_start(q.q, tx, rx).unwrap();
-    dev.sim
-        .wait(&WaitCondition::Idle { nc: None }, TIMEOUT)
-        .unwrap();
+    dev.sim.run_until_idle();
     let st = dev.sim.dma_queue_state(q.q).unwrap().status;
     // A stopped queue ignores further kicks without panicking.
     dev.sim.dma_queue_copy_start(q.q, 1, 1).unwrap();
