@@ -15,6 +15,7 @@
 //! | [`isa`] | the platform's engine instruction encoding (64-byte records), encoder, decoder, disassembler | DESIGN §5; neff-isa-nrt.md §8, §11.3 |
 //! | [`notify`] | the notification-queue entry format (ours; the driver defines none) | driver-abi.md §5 |
 //! | [`hal`] | the [`Hal`] trait every backend implements, the [`HalLayer`] decorator trait, and the error type | DESIGN §2 |
+//! | [`le`] | little-endian field readers and writers, f32 ⇄ bytes | — |
 //! | [`check`] | the argument checks every backend makes, and the evaluation of a wait condition | docs/driver.md |
 //! | `driver` | the driver backend: `DriverHal` over `/dev/neuronN` through an injectable syscall layer (feature `driver`) | driver-abi.md §1–§9, appendix |
 //!
@@ -34,6 +35,7 @@ pub mod dtype;
 pub mod exec_request;
 pub mod hal;
 pub mod isa;
+pub mod le;
 pub mod notify;
 pub mod target;
 pub mod udma;

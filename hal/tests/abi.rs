@@ -491,13 +491,7 @@ fn struct_layouts_match_fact_sheet() {
     layout!(HostDeviceId = 4 { host_device_id: 0 });
 }
 
-fn u32_at(b: &[u8], off: usize) -> u32 {
-    u32::from_le_bytes(b[off..off + 4].try_into().unwrap())
-}
-
-fn u64_at(b: &[u8], off: usize) -> u64 {
-    u64::from_le_bytes(b[off..off + 8].try_into().unwrap())
-}
+use nrt_hal::le::{u32_at, u64_at};
 
 #[test]
 fn mem_alloc_v2mt64_byte_round_trip() {

@@ -17,6 +17,8 @@
 //! | `sched` | the discrete-event scheduler |
 //! | [`timeline`] | spans and Chrome/Perfetto export |
 //! | [`faults`] | the fault plan |
+//! | [`rng`] | SplitMix64, the one seeded generator (fault plans, inputs, the zoo) |
+//! | [`values`] | host tensor data in a storage dtype (the one value ⇄ bytes table) and the shared seeded inputs |
 //! | `testkit` | helpers that drive the device through the HAL without the runtime (tests, benches; feature `test-utils`) |
 //!
 //! The kernel driver's ioctl ABI answered over a [`Sim`] is not here but in the `nrt-kabi` crate,
@@ -36,12 +38,14 @@ mod dma;
 mod engine;
 pub mod faults;
 pub mod memory;
+pub mod rng;
 mod sched;
 mod sequencer;
 mod sim;
 #[cfg(feature = "test-utils")]
 pub mod testkit;
 pub mod timeline;
+pub mod values;
 
 pub use config::{SimConfig, TimingConfig};
 pub use device::SimStats;

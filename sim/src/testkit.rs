@@ -318,14 +318,4 @@ impl Exec {
     }
 }
 
-/// Little-endian bytes of `v`.
-pub fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// The f32 values of little-endian bytes `b`.
-pub fn bytes_f32(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
+pub use nrt_hal::le::{bytes_f32, f32_bytes};
