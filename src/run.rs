@@ -14,10 +14,11 @@ use clap::Args;
 use nrt_emu::hal::driver::{device_path, DriverHal, RealSyscalls};
 use nrt_emu::hal::{Dtype, Hal, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
+use nrt_emu::runtime::exec::ExecReport;
 use nrt_emu::runtime::manifest::{npy_bytes, parse_npy, top_manifests};
 use nrt_emu::runtime::neff::{Neff, ParseOptions};
 use nrt_emu::runtime::tensor::{Placement, TensorInfo, TensorSet, TensorUsage};
-use nrt_emu::runtime::{Error, NrtStatus, Result, Runtime};
+use nrt_emu::runtime::{Error, ModelId, NrtStatus, Result, Runtime};
 use nrt_emu::sim::values::seeded_input;
 use nrt_emu::sim::{Sim, SimConfig};
 use sha2::{Digest, Sha256};
@@ -248,27 +249,7 @@ fn run_model(
     let id = rt.load(neff, -1)?;
     let model = rt.model(id)?;
     let info = rt.model_tensor_info(id)?;
-    for name in files.keys() {
-        match info.iter().find(|t| &t.name == name) {
-            Some(t) if t.usage == TensorUsage::Input => {}
-            Some(_) => {
-                return Err(Error::invalid(format!(
-                    "--input {name:?}: {name:?} is an output of the model, not an input"
-                )))
-            }
-            None => {
-                let inputs: Vec<&str> = info
-                    .iter()
-                    .filter(|t| t.usage == TensorUsage::Input)
-                    .map(|t| t.name.as_str())
-                    .collect();
-                return Err(Error::invalid(format!(
-                    "--input {name:?}: the model has no input {name:?} (its inputs: {})",
-                    inputs.join(", ")
-                )));
-            }
-        }
-    }
+    check_input_names(&info, files)?;
     let cores: Vec<String> = model.tpbs.iter().map(|nc| format!("nc{}", nc.0)).collect();
     println!(
         "model: {shown} ({}, target {target}, logical core {}, cores {})",
@@ -276,92 +257,12 @@ fn run_model(
         model.vnc,
         cores.join(" ")
     );
-
-    let mut ins = TensorSet::new();
-    let mut outs = TensorSet::new();
-    for t in &info {
-        let dev = rt.tensor_allocate(Placement::Device, model.vnc, t.size, &t.name)?;
-        match t.usage {
-            TensorUsage::Input => {
-                let (data, from) = match files.get(&t.name) {
-                    Some(f) => (input_from_npy(t, f)?, f.display().to_string()),
-                    None => (
-                        seeded_input(args.seed, &t.name, t.dtype, t.size as usize),
-                        format!("seeded (seed {})", args.seed),
-                    ),
-                };
-                dev.write(0, &data)?;
-                println!(
-                    "input {}: {} {} {from}",
-                    t.name,
-                    t.dtype,
-                    shape_str(&t.shape)
-                );
-                ins.add(&t.name, dev);
-            }
-            TensorUsage::Output => outs.add(&t.name, dev),
-        }
-    }
+    let (ins, outs) = bind_io(rt, model.vnc, &info, files, args.seed)?;
 
     let start = Instant::now();
-    let report = match args.async_inflight {
-        None => {
-            let mut last = None;
-            for _ in 0..args.iterations {
-                last = Some(rt.execute(id, &ins, &outs)?);
-            }
-            last
-        }
-        Some(n) => {
-            let mut reqs = Vec::with_capacity(args.iterations as usize);
-            for _ in 0..args.iterations {
-                reqs.push(rt.execute_async(id, &ins, &outs)?);
-            }
-            let timeout = rt.config().exec_timeout.saturating_mul(n.saturating_add(1));
-            let mut last = None;
-            let mut first_err = None;
-            for r in reqs {
-                match rt.wait(r, timeout) {
-                    Ok(rep) => last = Some(rep),
-                    Err(e) => {
-                        first_err.get_or_insert(e);
-                    }
-                }
-            }
-            if let Some(e) = first_err {
-                return Err(e);
-            }
-            last
-        }
-    };
+    let report = execute(rt, id, &ins, &outs, args)?;
     let wall = start.elapsed();
-    let report = report.ok_or_else(|| failure("no execution ran"))?;
-
-    if let Some(dir) = &args.output_dir {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| failure(format!("cannot create {}: {e}", dir.display())))?;
-    }
-    for t in info.iter().filter(|t| t.usage == TensorUsage::Output) {
-        let data = outs
-            .get(&t.name)
-            .ok_or_else(|| failure(format!("output {:?} was not bound", t.name)))?
-            .to_vec()?;
-        let mut line = format!(
-            "output {}: {} {} sha256 {}",
-            t.name,
-            t.dtype,
-            shape_str(&t.shape),
-            checksum(&data)
-        );
-        if let Some(dir) = &args.output_dir {
-            let path = dir.join(output_file_name(&t.name));
-            let descr = t.dtype.npy_descr();
-            std::fs::write(&path, npy_bytes(t.dtype, &output_shape(t), &data)?)
-                .map_err(|e| failure(format!("cannot write {}: {e}", path.display())))?;
-            line.push_str(&format!(" -> {} ({descr})", path.display()));
-        }
-        println!("{line}");
-    }
+    report_outputs(&info, &outs, args.output_dir.as_deref())?;
     let cycles: Vec<String> = report
         .cycles
         .iter()
@@ -388,6 +289,143 @@ fn run_model(
     }
     drop((ins, outs));
     rt.unload(id)
+}
+
+/// Every `--input NAME` names an input of the model.
+fn check_input_names(info: &[TensorInfo], files: &BTreeMap<String, PathBuf>) -> Result<()> {
+    for name in files.keys() {
+        match info.iter().find(|t| &t.name == name) {
+            Some(t) if t.usage == TensorUsage::Input => {}
+            Some(_) => {
+                return Err(Error::invalid(format!(
+                    "--input {name:?}: {name:?} is an output of the model, not an input"
+                )))
+            }
+            None => {
+                let inputs: Vec<&str> = info
+                    .iter()
+                    .filter(|t| t.usage == TensorUsage::Input)
+                    .map(|t| t.name.as_str())
+                    .collect();
+                return Err(Error::invalid(format!(
+                    "--input {name:?}: the model has no input {name:?} (its inputs: {})",
+                    inputs.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Device tensors for every input (filled from its file or with seeded data, and reported)
+/// and every output.
+fn bind_io(
+    rt: &Runtime,
+    vnc: u32,
+    info: &[TensorInfo],
+    files: &BTreeMap<String, PathBuf>,
+    seed: u64,
+) -> Result<(TensorSet, TensorSet)> {
+    let mut ins = TensorSet::new();
+    let mut outs = TensorSet::new();
+    for t in info {
+        let dev = rt.tensor_allocate(Placement::Device, vnc, t.size, &t.name)?;
+        match t.usage {
+            TensorUsage::Input => {
+                let (data, from) = match files.get(&t.name) {
+                    Some(f) => (input_from_npy(t, f)?, f.display().to_string()),
+                    None => (
+                        seeded_input(seed, &t.name, t.dtype, t.size as usize),
+                        format!("seeded (seed {})", seed),
+                    ),
+                };
+                dev.write(0, &data)?;
+                println!(
+                    "input {}: {} {} {from}",
+                    t.name,
+                    t.dtype,
+                    shape_str(&t.shape)
+                );
+                ins.add(&t.name, dev);
+            }
+            TensorUsage::Output => outs.add(&t.name, dev),
+        }
+    }
+
+    Ok((ins, outs))
+}
+
+/// Runs the iterations (sync, or async with the requested number in flight) and returns the
+/// last one's report.
+fn execute(
+    rt: &Runtime,
+    id: ModelId,
+    ins: &TensorSet,
+    outs: &TensorSet,
+    args: &RunArgs,
+) -> Result<ExecReport> {
+    let report = match args.async_inflight {
+        None => {
+            let mut last = None;
+            for _ in 0..args.iterations {
+                last = Some(rt.execute(id, ins, outs)?);
+            }
+            last
+        }
+        Some(n) => {
+            let mut reqs = Vec::with_capacity(args.iterations as usize);
+            for _ in 0..args.iterations {
+                reqs.push(rt.execute_async(id, ins, outs)?);
+            }
+            let timeout = rt.config().exec_timeout.saturating_mul(n.saturating_add(1));
+            let mut last = None;
+            let mut first_err = None;
+            for r in reqs {
+                match rt.wait(r, timeout) {
+                    Ok(rep) => last = Some(rep),
+                    Err(e) => {
+                        first_err.get_or_insert(e);
+                    }
+                }
+            }
+            if let Some(e) = first_err {
+                return Err(e);
+            }
+            last
+        }
+    };
+    report.ok_or_else(|| failure("no execution ran"))
+}
+
+/// Prints each output's line (name, dtype, shape, checksum) and, with `dir`, writes it as
+/// `NAME.npy` there.
+fn report_outputs(info: &[TensorInfo], outs: &TensorSet, dir: Option<&Path>) -> Result<()> {
+    if let Some(dir) = dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| failure(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    for t in info.iter().filter(|t| t.usage == TensorUsage::Output) {
+        let data = outs
+            .get(&t.name)
+            .ok_or_else(|| failure(format!("output {:?} was not bound", t.name)))?
+            .to_vec()?;
+        let mut line = format!(
+            "output {}: {} {} sha256 {}",
+            t.name,
+            t.dtype,
+            shape_str(&t.shape),
+            checksum(&data)
+        );
+        if let Some(dir) = dir {
+            let path = dir.join(output_file_name(&t.name));
+            let descr = t.dtype.npy_descr();
+            std::fs::write(&path, npy_bytes(t.dtype, &output_shape(t), &data)?)
+                .map_err(|e| failure(format!("cannot write {}: {e}", path.display())))?;
+            line.push_str(&format!(" -> {} ({descr})", path.display()));
+        }
+        println!("{line}");
+    }
+    Ok(())
 }
 
 fn ms(d: Duration) -> String {

@@ -428,21 +428,70 @@ impl EmulatedDriver {
         Ok((h, info))
     }
 
-    /// One emulated ioctl on device `dev`.
+    /// One emulated ioctl on device `dev`: the argument struct is read from `arg`, and the
+    /// request goes to the method of its family.
     ///
     /// # Safety
     ///
     /// As [`Syscalls::ioctl`]; additionally `arg` is non-null when `cmd` takes an argument.
     unsafe fn dispatch(&self, dev: usize, cmd: Ioctl, arg: *mut u8) -> Ret {
-        let sim = &*self.sims[dev];
-        let target = sim.target();
-        let spec = target.spec();
-        // `arch` is 2 or 3 for every target this platform models.
-        let arch = Arch::from_raw(spec.arch).unwrap_or(Arch::V2);
         // SAFETY: `arg` is valid for reads and writes of the argument struct of `cmd`, i.e.
         // `Ioctl::arg_size(cmd)` bytes, and unaliased during the call (this function's contract).
         // `UserArg::read/write` check that each arm's struct type has exactly that size.
         let user = unsafe { UserArg::new(arg, cmd.arg_size().unwrap_or(0)) };
+        match cmd {
+            Ioctl::CompatibleVersion
+            | Ioctl::DeviceBasicInfo
+            | Ioctl::DriverInfoGet
+            | Ioctl::DriverInfoSet => self.info_ioctl(dev, cmd, &user),
+            Ioctl::MemAllocV2Mt64
+            | Ioctl::MemAllocV2Mt
+            | Ioctl::MemAllocV2
+            | Ioctl::MemFree
+            | Ioctl::MemGetExtendedInfo
+            | Ioctl::MemGetPa
+            | Ioctl::MemGetInfo
+            | Ioctl::MemBufCopy64
+            | Ioctl::Memset64 => {
+                // SAFETY: the user pointers inside the struct are valid (this function's
+                // contract).
+                unsafe { self.memory_ioctl(dev, cmd, &user) }
+            }
+            Ioctl::DmaQueueInit
+            | Ioctl::DmaQueueCopyStart
+            | Ioctl::DmaQueueGetState
+            | Ioctl::DmaQueueRelease
+            | Ioctl::DmaEngInit
+            | Ioctl::DeviceInit
+            | Ioctl::DeviceRelease
+            | Ioctl::NotificationsDestroyV1
+            | Ioctl::DmaAckCompleted
+            | Ioctl::DmaQuiesceQueues => {
+                // SAFETY: as above.
+                unsafe { self.dma_ioctl(dev, cmd, &user) }
+            }
+            Ioctl::SemaphoreRead
+            | Ioctl::SemaphoreWrite
+            | Ioctl::SemaphoreIncrement
+            | Ioctl::SemaphoreDecrement
+            | Ioctl::EventSet
+            | Ioctl::EventGet => self.sync_ioctl(dev, cmd, &user),
+            Ioctl::NotificationsInitV2 | Ioctl::NotificationsQueueInfo => {
+                self.nq_ioctl(dev, cmd, &user)
+            }
+            Ioctl::NcReset
+            | Ioctl::NcResetReady
+            | Ioctl::DeviceResetStatus
+            | Ioctl::DeviceReady => self.reset_ioctl(dev, cmd, &user),
+            _ => Err(Errno::ENOSYS),
+        }
+    }
+
+    /// `COMPATIBLE_VERSION`, `DEVICE_BASIC_INFO`, `DRIVER_INFO_GET/SET`.
+    fn info_ioctl(&self, dev: usize, cmd: Ioctl, user: &UserArg) -> Ret {
+        let spec = self.sims[dev].target().spec();
+        // `arch` is 2 or 3 for every target this platform models.
+        let arch = Arch::from_raw(spec.arch).unwrap_or(Arch::V2);
         match cmd {
             Ioctl::CompatibleVersion => {
                 // Struct order is {max, min}.
@@ -470,7 +519,19 @@ impl EmulatedDriver {
                 Ok(0)
             }
             Ioctl::DriverInfoSet => Err(Errno::from_raw(ENOTSUPP)),
+            _ => Err(Errno::ENOSYS),
+        }
+    }
 
+    /// Allocation, free, memory info, copies and memset.
+    ///
+    /// # Safety
+    ///
+    /// As [`EmulatedDriver::dispatch`]: the user pointers inside the argument struct are valid
+    /// for the accesses the driver makes through them.
+    unsafe fn memory_ioctl(&self, dev: usize, cmd: Ioctl, user: &UserArg) -> Ret {
+        let sim = &*self.sims[dev];
+        match cmd {
             Ioctl::MemAllocV2Mt64 => {
                 let a: abi::MemAllocV2Mt64 = user.read()?;
                 let args = alloc_args!(a, Some(a.mem_type));
@@ -589,7 +650,19 @@ impl EmulatedDriver {
                 hal(sim.memset(h, a.offset, a.value as u8, a.size))?;
                 Ok(0)
             }
+            _ => Err(Errno::ENOSYS),
+        }
+    }
 
+    /// DMA queue init, copy start, state, acknowledgement, and the no-ops.
+    ///
+    /// # Safety
+    ///
+    /// As [`EmulatedDriver::dispatch`]: the user pointers inside the argument struct are valid
+    /// for the accesses the driver makes through them.
+    unsafe fn dma_ioctl(&self, dev: usize, cmd: Ioctl, user: &UserArg) -> Ret {
+        let sim = &*self.sims[dev];
+        match cmd {
             Ioctl::DmaQueueInit => {
                 let a: abi::DmaQueueInit = user.read()?;
                 let q = self.queue_of(dev, a.eng_id, a.qid)?;
@@ -707,7 +780,16 @@ impl EmulatedDriver {
                 }
             }
             Ioctl::DmaQuiesceQueues => Err(Errno::ENOTTY),
+            _ => Err(Errno::ENOSYS),
+        }
+    }
 
+    /// Semaphores and events.
+    fn sync_ioctl(&self, dev: usize, cmd: Ioctl, user: &UserArg) -> Ret {
+        let sim = &*self.sims[dev];
+        let target = self.sims[dev].target();
+        let spec = self.sims[dev].target().spec();
+        match cmd {
             Ioctl::SemaphoreRead
             | Ioctl::SemaphoreWrite
             | Ioctl::SemaphoreIncrement
@@ -755,7 +837,15 @@ impl EmulatedDriver {
                 }
                 Ok(0)
             }
+            _ => Err(Errno::ENOSYS),
+        }
+    }
 
+    /// Notification queues.
+    fn nq_ioctl(&self, dev: usize, cmd: Ioctl, user: &UserArg) -> Ret {
+        let sim = &*self.sims[dev];
+        let spec = self.sims[dev].target().spec();
+        match cmd {
             Ioctl::NotificationsInitV2 => {
                 let mut a: abi::NotificationsInitV2 = user.read()?;
                 if NqDeviceType::from_raw(a.nq_dev_type) != Some(NqDeviceType::NeuronCore) {
@@ -794,7 +884,15 @@ impl EmulatedDriver {
                 Ok(0)
             }
             Ioctl::NotificationsQueueInfo => Err(Errno::EPERM),
+            _ => Err(Errno::ENOSYS),
+        }
+    }
 
+    /// Core reset and the readiness queries.
+    fn reset_ioctl(&self, dev: usize, cmd: Ioctl, user: &UserArg) -> Ret {
+        let sim = &*self.sims[dev];
+        let spec = self.sims[dev].target().spec();
+        match cmd {
             Ioctl::NcReset => {
                 let mut a: abi::DeviceReset = user.read()?;
                 let all = (1u32 << spec.nc_count) - 1;
