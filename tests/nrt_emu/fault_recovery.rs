@@ -9,7 +9,7 @@
 //! core after the faulted one, before the core is reset, fails with
 //! `NRT_EXEC_UNIT_UNRECOVERABLE`, and a reload recovers the core.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -48,7 +48,9 @@ fn shim_path() -> PathBuf {
 fn run_child(name: &str, role: &str, env: &[(&str, &str)]) -> (bool, String, String) {
     let exe = std::env::current_exe().unwrap();
     let mut cmd = Command::new(exe);
-    cmd.args([name, "--exact", "--nocapture", "--test-threads=1"])
+    // The test's full name in this binary: its module path without the crate's name.
+    let path = format!("under_shim::{name}");
+    cmd.args([path.as_str(), "--exact", "--nocapture", "--test-threads=1"])
         .env("LD_PRELOAD", shim_path())
         .env(ROLE, role)
         .env_remove("NRT_EMU_SHIM_TARGET")

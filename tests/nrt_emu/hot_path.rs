@@ -8,7 +8,6 @@
 //!
 //! while every execution still computes the model's reference.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -21,59 +20,9 @@ use nrt_emu::runtime::{ModelId, Runtime};
 use nrt_emu::sim::{Sim, SimConfig};
 use nrt_fixtures::{zoo, ZooModel, GOLDEN_SEED};
 
-// ---------------------------------------------------------------------------------------------
-// A global allocator that counts the allocations of the current thread.
-// ---------------------------------------------------------------------------------------------
-
-thread_local! {
-    /// Allocations (alloc, alloc_zeroed, realloc) made by this thread. `const`-initialised and
-    /// without a destructor, so touching it never allocates or registers anything.
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-struct CountingAllocator;
-
-impl CountingAllocator {
-    #[inline]
-    fn count() {
-        // `try_with`: during thread teardown the slot may be gone; such allocations are not ours.
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-    }
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged; the counter
-// is a plain thread-local `Cell` whose access neither allocates nor re-enters the allocator.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        Self::count();
-        // SAFETY: forwarded contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        Self::count();
-        // SAFETY: forwarded contract.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        Self::count();
-        // SAFETY: forwarded contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
-
-/// Allocations made by the current thread so far.
+/// Allocations made by the current thread so far (the binary's counting allocator).
 fn allocations() -> u64 {
-    ALLOCATIONS.try_with(Cell::get).unwrap_or(0)
+    crate::alloc_count::thread_allocations()
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 //! layer between the runtime and the recorder that alters one field of what the runtime
 //! writes — the write-barrier bit of one TX descriptor, or a skip-config flag of the exec
 //! request. The recorder sees exactly what a runtime with that change would write, and the run
-//! is compared with the committed snapshot the way `tests/snapshots.rs` compares it: it must
+//! is compared with the committed snapshot the way `snapshots.rs` compares it: it must
 //! differ, first at the altered descriptor.
 
 use std::path::PathBuf;

@@ -4,10 +4,10 @@
 //! leaving a model loaded — the device's memory accounting returns to its value before the
 //! first `Runtime::new`.
 //!
-//! (Not in `tests/leak.rs`: that binary counts the whole process's heap, which a concurrently
-//! running test would disturb.)
+//! (Not in `leak`: that test counts the whole process's heap, in a child process of its own so
+//! that no concurrently running test disturbs it.)
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -10,7 +10,7 @@
 //! `NRT_STRESS_FAULTS` (comma-separated `alloc,abort,hang,corrupt,ue`; empty for none) picks a
 //! subset. (Aborts, corrupted entries and HBM errors used to be off: with them an execution
 //! queued behind a faulted one on the same core occasionally reported success with wrong
-//! outputs; see `tests/fault_recovery.rs`.)
+//! outputs; see `fault_recovery`.)
 //!
 //! Each worker's schedule comes from its own splitmix64 stream of the run's seed, printed at the
 //! start; `NRT_STRESS_SEED=<n>` replays a seed, `NRT_STRESS_OPS=<n>` changes the operations per
@@ -28,7 +28,8 @@
 //!   filled with NaN bytes before each execution so a stale buffer cannot pass.
 //! - **No leak.** After each phase, once everything is unloaded and freed, each core's device
 //!   memory accounting (bytes per category and live allocations) equals its value before the
-//!   phase, and the process's thread count (`/proc/self/status`) is back to its starting value.
+//!   phase, and the process's thread count (`/proc/self/status`) is back to its starting value
+//!   (so the test runs alone in a child process of the test binary, `alloc_count::run_alone`).
 //!
 //! At the end it prints the operation counts by kind and outcome, and the faults injected.
 
@@ -1021,6 +1022,11 @@ fn run_phase(
 
 #[test]
 fn eight_threads_mix_load_unload_execute_under_faults() {
+    // The process's thread count must see this test alone.
+    if !crate::alloc_count::run_alone("stress::eight_threads_mix_load_unload_execute_under_faults")
+    {
+        return;
+    }
     let seed = env_u64("NRT_STRESS_SEED").unwrap_or(0x5713_E550);
     let ops = env_u64("NRT_STRESS_OPS").unwrap_or(DEFAULT_OPS);
     eprintln!(

@@ -8,16 +8,15 @@
 //! async worker thread, the TNC cache slot, hash-map capacities) the test takes a baseline of
 //!
 //! - host heap: live bytes and live allocations, counted by a global allocator over every
-//!   thread, and
+//!   thread (the binary's counting allocator, `alloc_count`; the test runs alone in a child
+//!   process so that no other test's allocations are counted), and
 //! - device memory: each core's accounting (bytes per category, live allocations),
 //!
 //! then requires the same numbers, device and host heap, after 10 more cycles and after 30
 //! more (equality): a leak of even one allocation fails it.
 
-mod support;
+use crate::support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,52 +27,6 @@ use nrt_emu::runtime::tensor::Placement;
 use nrt_emu::runtime::{NrtStatus, Runtime};
 use nrt_emu::sim::{Sim, SimConfig};
 use nrt_fixtures::{fixtures_dir, zoo, ZooModel};
-
-static LIVE_BYTES: AtomicI64 = AtomicI64::new(0);
-static LIVE_ALLOCS: AtomicI64 = AtomicI64::new(0);
-
-/// Counts live heap bytes and allocations of the whole process.
-struct Counting;
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged; the
-// counters are atomics, whose updates neither allocate nor re-enter the allocator.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            LIVE_BYTES.fetch_add(layout.size() as i64, Ordering::Relaxed);
-            LIVE_ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            LIVE_BYTES.fetch_add(layout.size() as i64, Ordering::Relaxed);
-            LIVE_ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            LIVE_BYTES.fetch_add(new_size as i64 - layout.size() as i64, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE_BYTES.fetch_sub(layout.size() as i64, Ordering::Relaxed);
-        LIVE_ALLOCS.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 /// Cores of a trn1 device.
 const CORES: usize = 2;
@@ -93,9 +46,10 @@ fn snapshot(sim: &Sim) -> Snapshot {
     assert_eq!(Target::Trn1.spec().nc_count as usize, CORES);
     let device =
         std::array::from_fn(|n| sim.memory_usage(NcIndex(n as u32)).expect("memory_usage"));
+    let (heap_bytes, heap_allocs) = crate::alloc_count::live_heap();
     Snapshot {
-        heap_bytes: LIVE_BYTES.load(Ordering::SeqCst),
-        heap_allocs: LIVE_ALLOCS.load(Ordering::SeqCst),
+        heap_bytes,
+        heap_allocs,
         device,
     }
 }
@@ -153,6 +107,12 @@ fn cycle(rt: &Runtime, f: &Fixture) {
 
 #[test]
 fn load_execute_unload_cycles_do_not_grow_host_or_device_memory() {
+    // The process-wide heap count must see this test alone.
+    if !crate::alloc_count::run_alone(
+        "leak::load_execute_unload_cycles_do_not_grow_host_or_device_memory",
+    ) {
+        return;
+    }
     let f = Fixture {
         models: ["add", "matmul_bias_relu", "many_queues"]
             .iter()

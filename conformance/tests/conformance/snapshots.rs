@@ -54,7 +54,8 @@ fn check(name: &str, target: Target) {
         assert!(!text(Phase::Exec2).contains("reload_seq_config=1"));
     }
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("snapshots");
+    // The snapshots stay in tests/snapshots/, next to this binary's directory.
+    settings.set_snapshot_path("../snapshots");
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
     for p in Phase::ALL {

@@ -2,7 +2,7 @@
 //! `DriverHal` + the in-process kernel-ABI emulation (`EmulatedDriver` on a `Sim`), and gets the
 //! same output bytes as over the simulator directly — and the model's reference.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

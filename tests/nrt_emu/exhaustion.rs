@@ -9,9 +9,9 @@
 //!
 //! Notification-queue space is not a separate limit: a core's queue holds 2048 entries, and at
 //! most 64 executions (the request slots) can be outstanding, so it cannot be lapped by
-//! completions; a corrupted entry is `NRT_EXEC_SW_NQ_OVERFLOW` (tests/exec_faults.rs).
+//! completions; a corrupted entry is `NRT_EXEC_SW_NQ_OVERFLOW` (`exec_faults`).
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;
