@@ -128,10 +128,8 @@ fn file_io_child() {
     assert_eq!(mode & !0o640, 0, "mode {mode:o}");
     assert!(mode & 0o600 == 0o600, "mode {mode:o}");
     // SAFETY: fd is open; the buffer is valid for its length.
-    assert_eq!(
-        unsafe { libc::write(fd, b"0123456789".as_ptr().cast(), 10) },
-        10
-    );
+    let written = unsafe { libc::write(fd, b"0123456789".as_ptr().cast(), 10) };
+    assert_eq!(written, 10);
 
     // dup, dup2, dup3 and fcntl(F_DUPFD_CLOEXEC) of a real file share its offset.
     // SAFETY: plain descriptor calls on descriptors this function owns.
@@ -276,8 +274,8 @@ fn device_child(target: Target) {
         Target::Trn1 => abi::Arch::V2,
         Target::Trn2 => abi::Arch::V3,
     };
-    // SAFETY (whole block): descriptor calls on descriptors this function owns; each ioctl's
-    // argument is a properly sized, initialised struct of that request.
+    // SAFETY: descriptor calls on descriptors this function owns (the whole block); each
+    // ioctl's argument is a properly sized, initialised struct of that request.
     unsafe {
         let fd = libc::open(c"/dev/neuron0".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
         assert!(fd >= 0, "open /dev/neuron0: errno {}", errno());
@@ -321,10 +319,8 @@ fn device_child(target: Target) {
     }
     assert!(!Path::new(&format!("/dev/neuron{count}")).exists());
     // SAFETY: NUL-terminated path.
-    assert_eq!(
-        unsafe { libc::access(c"/dev/neuron0".as_ptr(), libc::R_OK | libc::W_OK) },
-        0
-    );
+    let access = unsafe { libc::access(c"/dev/neuron0".as_ptr(), libc::R_OK | libc::W_OK) };
+    assert_eq!(access, 0);
     let sh = Command::new("sh")
         .arg("-c")
         .arg(format!(
