@@ -211,7 +211,8 @@ fn every_zoo_model_runs_identically_on_the_driver_backend_under_the_shim() {
 #[test]
 fn without_the_shim_the_driver_backend_reports_the_missing_device() {
     if Path::new("/dev/neuron0").exists() {
-        return; // a real device: nothing to check here
+        eprintln!("skipped: /dev/neuron0 exists here, so the driver backend does not fail");
+        return;
     }
     let neff = nrt_fixtures::fixtures_dir().join("neffs/add.trn1.neff");
     let out = Command::new(env!("CARGO_BIN_EXE_nrt-emu"))

@@ -12,11 +12,14 @@ fn regressions_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions")
 }
 
+/// The committed regression inputs of `target` (none if it has no folder: not every target has
+/// regressions yet; [`regressions_replay`] requires the corpus as a whole to be non-empty).
 fn regression_inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let dir = regressions_dir().join(target);
-    let Ok(rd) = std::fs::read_dir(&dir) else {
+    if !dir.exists() {
         return Vec::new();
-    };
+    }
+    let rd = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut v: Vec<(PathBuf, Vec<u8>)> = rd
         .map(|e| e.expect("directory entry").path())
         .filter(|p| p.is_file() && p.extension().is_none_or(|x| x != "md"))
@@ -31,9 +34,10 @@ fn regression_inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
 
 #[test]
 fn regression_directories_name_targets() {
-    let Ok(rd) = std::fs::read_dir(regressions_dir()) else {
-        return;
-    };
+    // A missing corpus is a broken checkout, not a pass.
+    let rd = std::fs::read_dir(regressions_dir())
+        .unwrap_or_else(|e| panic!("{}: {e}", regressions_dir().display()));
+    let mut dirs = 0;
     for e in rd {
         let p = e.expect("directory entry").path();
         if p.is_dir() {
@@ -42,18 +46,28 @@ fn regression_directories_name_targets() {
                 nrt_fuzz::target(&name).is_some(),
                 "fuzz/regressions/{name} is not a target"
             );
+            dirs += 1;
         }
     }
+    assert!(dirs > 0, "fuzz/regressions holds no target folder");
 }
 
 #[test]
 fn regressions_replay() {
+    let mut replayed = 0;
     for (name, f) in TARGETS {
         for (path, bytes) in regression_inputs(name) {
             eprintln!("{name}: {}", path.display());
             f(&bytes);
+            replayed += 1;
         }
     }
+    // An empty (or missing) corpus would make this pass without replaying anything.
+    assert!(
+        replayed > 0,
+        "no regression input under {}",
+        regressions_dir().display()
+    );
 }
 
 #[test]
