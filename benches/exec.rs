@@ -179,20 +179,11 @@ fn load(hal: Arc<dyn Hal>, m: &ZooModel, async_max_inflight: u32) -> Loaded {
     let id = rt.load(&m.neff, -1).unwrap();
     let vnc = rt.model(id).unwrap().vnc;
     let inputs = m.generate_inputs(GOLDEN_SEED);
-    let mut ins = TensorSet::new();
+    let (ins, outs) = m
+        .tensor_sets(&rt, vnc, Placement::Device, Placement::Device)
+        .unwrap();
     for (spec, data) in m.inputs.iter().zip(&inputs) {
-        let t = rt
-            .tensor_allocate(Placement::Device, vnc, spec.size() as u64, &spec.name)
-            .unwrap();
-        t.write(0, data).unwrap();
-        ins.add(&spec.name, t);
-    }
-    let mut outs = TensorSet::new();
-    for spec in &m.outputs {
-        let t = rt
-            .tensor_allocate(Placement::Device, vnc, spec.size() as u64, &spec.name)
-            .unwrap();
-        outs.add(&spec.name, t);
+        ins.get(&spec.name).unwrap().write(0, data).unwrap();
     }
     Loaded {
         rt,

@@ -1,17 +1,8 @@
 //! End-to-end tests of the `nrt-emu` command line.
 
-use std::process::Command;
-
 fn nrt_emu(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_nrt-emu"))
-        .args(args)
-        .output()
-        .expect("the nrt-emu binary built by cargo runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let r = crate::support::nrt_emu(args);
+    (r.ok, r.stdout, r.stderr)
 }
 
 #[test]

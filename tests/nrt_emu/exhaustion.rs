@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nrt_emu::hal::hal::CoreMemUsage;
-use nrt_emu::hal::{Hal, NcIndex, Target};
+use nrt_emu::hal::{Hal, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
 use nrt_emu::runtime::tensor::{Placement, Tensor};
 use nrt_emu::runtime::{ModelId, NrtStatus, Runtime};
@@ -25,9 +25,7 @@ use nrt_emu::sim::{Sim, SimConfig};
 use nrt_fixtures::zoo;
 
 fn usage(sim: &Sim) -> Vec<CoreMemUsage> {
-    (0..2)
-        .map(|n| sim.memory_usage(NcIndex(n)).unwrap())
-        .collect()
+    support::core_usage(sim)
 }
 
 #[test]

@@ -136,21 +136,8 @@ fn async_cfg(inflight: u32) -> RuntimeConfig {
 
 /// Device tensors for `m`'s inputs and outputs on logical core `vnc`.
 fn device_sets(rt: &Runtime, vnc: u32, m: &ZooModel) -> (TensorSet, TensorSet) {
-    let mut ins = TensorSet::new();
-    for spec in &m.inputs {
-        let t = rt
-            .tensor_allocate(Placement::Device, vnc, spec.size() as u64, &spec.name)
-            .unwrap();
-        ins.add(&spec.name, t);
-    }
-    let mut outs = TensorSet::new();
-    for spec in &m.outputs {
-        let t = rt
-            .tensor_allocate(Placement::Device, vnc, spec.size() as u64, &spec.name)
-            .unwrap();
-        outs.add(&spec.name, t);
-    }
-    (ins, outs)
+    m.tensor_sets(rt, vnc, Placement::Device, Placement::Device)
+        .unwrap()
 }
 
 /// Writes fresh inputs for `seed` and clears the outputs (outside any measured window).

@@ -1,17 +1,8 @@
 //! `nrt-emu inspect` on zoo NEFFs: text and JSON describe the same facts.
 
-use std::process::Command;
-
 fn run(args: &[&str]) -> (bool, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_nrt-emu"))
-        .args(args)
-        .output()
-        .expect("nrt-emu runs");
-    (
-        o.status.success(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    let r = crate::support::nrt_emu(args);
+    (r.ok, r.stdout, r.stderr)
 }
 
 fn neff(name: &str) -> String {

@@ -2,16 +2,11 @@
 //! and reports (and writes) its outputs.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use npyz::WriterBuilder;
 use sha2::{Digest, Sha256};
 
-struct Out {
-    ok: bool,
-    stdout: String,
-    stderr: String,
-}
+use crate::support::CliRun as Out;
 
 fn neff(name: &str) -> String {
     nrt_fixtures::fixtures_dir()
@@ -30,23 +25,10 @@ fn scratch(test: &str) -> PathBuf {
     dir
 }
 
+/// `nrt-emu run ARGS…`.
 fn run_in(dir: Option<&Path>, env: &[(&str, &str)], args: &[&str]) -> Out {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nrt-emu"));
-    cmd.arg("run").args(args).env_remove("NRT_EMU_BACKEND");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    if let Some(d) = dir {
-        cmd.current_dir(d);
-    }
-    let out = cmd
-        .output()
-        .expect("the nrt-emu binary built by cargo runs");
-    Out {
-        ok: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    let args: Vec<&str> = std::iter::once("run").chain(args.iter().copied()).collect();
+    crate::support::nrt_emu_in(dir, env, &args)
 }
 
 fn run(args: &[&str]) -> Out {

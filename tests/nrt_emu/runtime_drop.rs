@@ -12,18 +12,11 @@ use crate::support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use nrt_emu::hal::hal::CoreMemUsage;
-use nrt_emu::hal::{Hal, NcIndex, Target};
+use nrt_emu::hal::{Hal, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
 use nrt_emu::runtime::Runtime;
 use nrt_emu::sim::{Sim, SimConfig};
 use nrt_fixtures::zoo;
-
-fn device(sim: &Sim, target: Target) -> Vec<CoreMemUsage> {
-    (0..target.spec().nc_count)
-        .map(|n| sim.memory_usage(NcIndex(n)).expect("memory_usage"))
-        .collect()
-}
 
 #[test]
 fn create_use_and_drop_a_runtime_repeatedly_returns_device_memory_to_its_baseline() {
@@ -31,7 +24,7 @@ fn create_use_and_drop_a_runtime_repeatedly_returns_device_memory_to_its_baselin
         let sim = Arc::new(Sim::new(SimConfig::new(target)));
         let m = zoo::build(model, target).unwrap();
         let inputs = m.generate_inputs(0xD809);
-        let base = device(&sim, target);
+        let base = support::core_usage(&*sim);
         for round in 0..4 {
             let async_mode = round % 2 == 1;
             let cfg = RuntimeConfig {
@@ -53,12 +46,12 @@ fn create_use_and_drop_a_runtime_repeatedly_returns_device_memory_to_its_baselin
                 ids.push(id);
             }
             // The runtime's own state is visible on the device while it lives.
-            assert_ne!(device(&sim, target), base, "{target:?} round {round}");
+            assert_ne!(support::core_usage(&*sim), base, "{target:?} round {round}");
             // One model unloaded, the others left loaded for the drop to release.
             rt.unload(ids[0]).unwrap();
             drop(rt);
             assert_eq!(
-                device(&sim, target),
+                support::core_usage(&*sim),
                 base,
                 "{target:?} round {round}: device memory after dropping the runtime"
             );

@@ -38,7 +38,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use nrt_emu::hal::hal::CoreMemUsage;
 use nrt_emu::hal::{DmaEngine, EngineKind, Hal, NcIndex, QueueId, QueueRef, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
 use nrt_emu::runtime::exec::worker::ExecRequest;
@@ -334,12 +333,6 @@ fn thread_count() -> u64 {
         .find_map(|l| l.strip_prefix("Threads:"))
         .and_then(|v| v.trim().parse().ok())
         .expect("a Threads: line")
-}
-
-fn usage(sim: &Sim, target: Target) -> Vec<CoreMemUsage> {
-    (0..target.spec().nc_count)
-        .map(|n| sim.memory_usage(NcIndex(n)).expect("memory_usage"))
-        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -928,7 +921,7 @@ fn run_phase(
     // The settling model spans every core of a logical core (lnc2_add on trn2).
     let settler = cases.last().expect("cases").clone();
     settle(&rt, &settler);
-    let usage_before = usage(&sim, target);
+    let usage_before = crate::support::core_usage(&*sim);
     let board = Arc::new(Board::new(WORKERS));
     let phase = Phase {
         rt,
@@ -986,7 +979,7 @@ fn run_phase(
         phase.rt.unload(id).expect("unloading a pooled model");
     }
     settle(&phase.rt, &settler);
-    let usage_after = usage(&sim, target);
+    let usage_after = crate::support::core_usage(&*sim);
     drop(phase);
     eprintln!(
         "[{name}] {} operations in {elapsed:?}: {:#?}",

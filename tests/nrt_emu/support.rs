@@ -1,8 +1,12 @@
-//! Helpers shared by the end-to-end tests that drive the runtime on zoo models: device tensors
-//! for one execution, and reading and checking its outputs against the model's reference.
-//! (A subdirectory module, so cargo does not build it as a test of its own; each test binary
-//! uses only some of it.)
-#![allow(dead_code)]
+//! Helpers shared by the modules of this test binary: device tensors for one execution of a zoo
+//! model, reading and checking its outputs against the model's reference, each core's memory
+//! accounting, and running the `nrt-emu` binary.
+
+use std::path::Path;
+use std::process::Command;
+
+use nrt_emu::hal::hal::CoreMemUsage;
+use nrt_emu::hal::{Hal, NcIndex};
 
 use nrt_emu::runtime::tensor::{Placement, TensorSet};
 use nrt_emu::runtime::Runtime;
@@ -28,21 +32,12 @@ pub fn io_tensors(
     in_place: Placement,
     out_place: Placement,
 ) -> (TensorSet, TensorSet) {
-    let mut ins = TensorSet::new();
+    let (ins, outs) = m.tensor_sets(rt, vnc, in_place, out_place).unwrap();
     for (s, d) in m.inputs.iter().zip(inputs) {
-        let t = rt
-            .tensor_allocate(in_place, vnc, s.size() as u64, &s.name)
-            .unwrap();
-        t.write(0, d).unwrap();
-        ins.add(&s.name, t);
+        ins.get(&s.name).unwrap().write(0, d).unwrap();
     }
-    let mut outs = TensorSet::new();
-    for s in &m.outputs {
-        let t = rt
-            .tensor_allocate(out_place, vnc, s.size() as u64, &s.name)
-            .unwrap();
+    for (_, t) in outs.iter() {
         t.memset(0, 0xFF, t.size()).unwrap();
-        outs.add(&s.name, t);
     }
     (ins, outs)
 }
@@ -59,4 +54,49 @@ pub fn read_outputs(m: &ZooModel, outs: &TensorSet) -> Vec<Vec<u8>> {
 pub fn check_outputs(m: &ZooModel, inputs: &[Vec<u8>], outs: &TensorSet) {
     m.check_outputs(inputs, &read_outputs(m, outs))
         .unwrap_or_else(|e| panic!("{}.{}: {e}", m.name, m.target));
+}
+
+/// Memory accounted to each core of the device behind `hal`, in core order.
+pub fn core_usage(hal: &dyn Hal) -> Vec<CoreMemUsage> {
+    let cores = hal.device_info().expect("device_info").nc_count;
+    (0..cores)
+        .map(|n| hal.memory_usage(NcIndex(n)).expect("memory_usage"))
+        .collect()
+}
+
+/// What a run of the `nrt-emu` binary did.
+#[derive(Debug)]
+pub struct CliRun {
+    /// It exited with status 0.
+    pub ok: bool,
+    /// Its standard output.
+    pub stdout: String,
+    /// Its standard error.
+    pub stderr: String,
+}
+
+/// Runs the `nrt-emu` binary cargo built for these tests with `args`, in `dir` (or here), with
+/// `NRT_EMU_BACKEND` unset unless `env` sets it.
+pub fn nrt_emu_in(dir: Option<&Path>, env: &[(&str, &str)], args: &[&str]) -> CliRun {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nrt-emu"));
+    cmd.args(args).env_remove("NRT_EMU_BACKEND");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    if let Some(d) = dir {
+        cmd.current_dir(d);
+    }
+    let out = cmd
+        .output()
+        .expect("the nrt-emu binary built by cargo runs");
+    CliRun {
+        ok: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// [`nrt_emu_in`] here, with the environment as it is.
+pub fn nrt_emu(args: &[&str]) -> CliRun {
+    nrt_emu_in(None, &[], args)
 }
