@@ -82,6 +82,9 @@ const fn fixed(at: usize, len: usize) -> UserPtr {
 
 /// The user pointers of `cmd`'s argument struct (driver-abi.md §2; the **User pointer** fields
 /// of `nrt_hal::abi`).
+///
+/// Longer than the ~120-line guideline on purpose: it is a table with one arm per ioctl that
+/// carries user pointers, each naming the fields of that request's struct.
 pub fn user_pointers(cmd: Ioctl) -> Vec<UserPtr> {
     use Ioctl::*;
     macro_rules! by_u32 {
