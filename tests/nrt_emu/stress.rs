@@ -872,15 +872,8 @@ fn fault_kinds() -> String {
     std::env::var("NRT_STRESS_FAULTS").unwrap_or_else(|_| "alloc,abort,hang,corrupt,ue".into())
 }
 
-fn run_phase(
-    name: &'static str,
-    target: Target,
-    async_mode: bool,
-    seed: u64,
-    ops: u64,
-) -> (Stats, FaultPlan) {
-    let mut rng = Rng::new(seed ^ target as u64);
-    let mut plan = fault_plan(&mut rng, target);
+/// Drops the faults of `plan` whose kind [`fault_kinds`] does not name.
+fn keep_fault_kinds(plan: &mut FaultPlan) {
     // Which fault kinds to inject (comma-separated: alloc, abort, hang, corrupt, ue; empty for
     // none); all by default.
     let keep = fault_kinds();
@@ -897,6 +890,18 @@ fn run_phase(
     if !has("corrupt") {
         plan.corrupt_completions.clear();
     }
+}
+
+fn run_phase(
+    name: &'static str,
+    target: Target,
+    async_mode: bool,
+    seed: u64,
+    ops: u64,
+) -> (Stats, FaultPlan) {
+    let mut rng = Rng::new(seed ^ target as u64);
+    let mut plan = fault_plan(&mut rng, target);
+    keep_fault_kinds(&mut plan);
     eprintln!("[{name}] faults: {plan:?}");
     let threads_before = thread_count();
     let sim = Arc::new(Sim::new(SimConfig::new(target).with_faults(plan.clone())));
