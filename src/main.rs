@@ -1,5 +1,6 @@
 //! The `nrt-emu` command line.
 
+mod backend;
 mod conform;
 mod inspect;
 mod run;
@@ -32,14 +33,6 @@ impl From<TargetArg> for Target {
             TargetArg::Trn2 => Target::Trn2,
         }
     }
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum BackendArg {
-    /// The simulator.
-    Sim,
-    /// The kernel driver (`/dev/neuron0`).
-    Driver,
 }
 
 #[derive(Subcommand)]
@@ -81,7 +74,7 @@ enum Command {
         file: PathBuf,
         /// The device to record on.
         #[arg(long, value_enum, default_value = "sim")]
-        backend: BackendArg,
+        backend: backend::Backend,
         /// Run on this generation instead of the one the NEFF names.
         #[arg(long, value_enum)]
         target: Option<TargetArg>,
@@ -118,10 +111,7 @@ fn main() -> ExitCode {
     {
         let args = conform::ConformArgs {
             file,
-            backend: match backend {
-                BackendArg::Sim => conform::Backend::Sim,
-                BackendArg::Driver => conform::Backend::Driver,
-            },
+            backend,
             target: target.map(Target::from),
             snapshot,
             update,

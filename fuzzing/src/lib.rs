@@ -3,7 +3,7 @@
 //! Each target is a plain function from arbitrary bytes to `()` that must never panic, hang or
 //! allocate without bound; a panic here is a bug in the crate under test (or a broken harness
 //! invariant, which the panic message names). The libFuzzer wrappers in `fuzz/fuzz_targets/`
-//! (nightly, `cargo fuzz`) only call these functions, so the stable test `tests/replay.rs` can
+//! (nightly, `cargo fuzz`) only call these functions, so the stable test `tests/fuzz/replay.rs` can
 //! replay every committed regression input and every seed through exactly the same code.
 //!
 //! | module | owns | target(s) |
@@ -19,6 +19,9 @@
 //! decompression [`neff::FUZZ_LIMITS`], allocation sizes, operation counts, simulator events),
 //! so that libFuzzer's `-rss_limit_mb` / `-malloc_limit_mb` / `-timeout` flag only real defects:
 //! an allocation or a loop that the code under test does not bound by its own limits.
+
+#![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod dma;
 pub mod input;

@@ -3,7 +3,7 @@
 //! the engine instruction streams (`*.bin` members) of the zoo for `isa_decode`, and the
 //! hand-made programs of [`crate::dma::seeds`] and [`crate::kabi::seeds`].
 //!
-//! `nrt-fuzz-seeds <dir>` writes them to `<dir>/<target>/` for libFuzzer; `tests/replay.rs` runs
+//! `nrt-fuzz-seeds <dir>` writes them to `<dir>/<target>/` for libFuzzer; `tests/fuzz/replay.rs` runs
 //! them through the targets directly.
 
 use std::path::{Path, PathBuf};

@@ -97,6 +97,24 @@ impl Dtype {
         )
     }
 
+    /// The numpy `descr` a tensor of this type is exchanged as in `.npy` files
+    /// (little-endian; `|` for one-byte types). bfloat16 and the fp8 formats have no numpy type:
+    /// they travel as unsigned integers of their width, i.e. their bit patterns.
+    pub const fn npy_descr(self) -> &'static str {
+        match self {
+            Dtype::F32 | Dtype::F32r => "<f4",
+            Dtype::F16 => "<f2",
+            Dtype::Bf16 | Dtype::U16 => "<u2",
+            Dtype::I16 => "<i2",
+            Dtype::I32 => "<i4",
+            Dtype::U32 => "<u4",
+            Dtype::I64 => "<i8",
+            Dtype::U64 => "<u8",
+            Dtype::I8 => "|i1",
+            Dtype::U8 | Dtype::Fp8E3 | Dtype::Fp8E4 | Dtype::Fp8E5 => "|u1",
+        }
+    }
+
     /// The name used in NEFF manifests: `neff.json` `dltype` and the engine-JSON DMA
     /// `from_dtype`/`to_dtype` (docs/neff.md §8.2: float8e3/e4/e5, float16, float32, float32r,
     /// bfloat16, (u)int8/16/32/64).

@@ -14,23 +14,28 @@
 //! | [`exec_request`] | `device_exec_request_t` (52 bytes) and its `cc_dma_increment` trailer | docs/exec.md §2 |
 //! | [`isa`] | the platform's engine instruction encoding (64-byte records), encoder, decoder, disassembler | docs/isa.md §1; docs/neff.md §9, docs/isa.md §3 |
 //! | [`notify`] | the notification-queue entry format (ours; the driver defines none) | docs/driver.md §6 |
-//! | [`hal`] | the [`Hal`] trait every backend implements, and its error type | docs/ARCHITECTURE.md §4 |
+//! | [`hal`] | the [`Hal`] trait every backend implements, the [`HalLayer`] decorator trait, and the error type | docs/ARCHITECTURE.md §4 |
+//! | [`le`] | little-endian field readers and writers, f32 ⇄ bytes | — |
+//! | [`check`] | the argument checks every backend makes, and the evaluation of a wait condition | docs/driver.md |
 //! | `driver` | the driver backend: `DriverHal` over `/dev/neuronN` through an injectable syscall layer (feature `driver`) | docs/driver.md §2–§10, §12 |
 //!
 //! Conventions: all wire integers are little-endian; no raw `u64` address crosses an API (see
 //! [`addr`]); validation of caller input lives in the runtime, and [`HalError`] carries only what a
 //! caller cannot foresee (out of memory, device fault, timeout, unsupported, OS error).
 
+#![deny(clippy::undocumented_unsafe_blocks)]
 #![deny(missing_docs)]
 
 pub mod abi;
 pub mod addr;
+pub mod check;
 #[cfg(feature = "driver")]
 pub mod driver;
 pub mod dtype;
 pub mod exec_request;
 pub mod hal;
 pub mod isa;
+pub mod le;
 pub mod notify;
 pub mod target;
 pub mod udma;
@@ -40,5 +45,5 @@ pub use addr::{
     QueueId, QueueRef, SemaphoreId,
 };
 pub use dtype::Dtype;
-pub use hal::{Hal, HalError, HalResult};
+pub use hal::{Hal, HalError, HalLayer, HalResult};
 pub use target::Target;

@@ -720,7 +720,7 @@ impl NqReader {
         if d > SEQ_MODULUS / 2 {
             return Ok(None);
         }
-        if d % n != 0 {
+        if !d.is_multiple_of(n) {
             return Err(NqError::Misplaced {
                 slot: self.head,
                 expected: self.expected_seq,
@@ -739,7 +739,7 @@ impl NqReader {
             let off = self.head as usize * NQ_ENTRY_SIZE;
             let seq = NqEntry::from_slice(&queue[off..])?.seq;
             d = seq_distance(self.expected_seq, seq);
-            if seq == 0 || d == 0 || d > SEQ_MODULUS / 2 || d % n != 0 {
+            if seq == 0 || d == 0 || d > SEQ_MODULUS / 2 || !d.is_multiple_of(n) {
                 break;
             }
         }

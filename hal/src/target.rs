@@ -812,7 +812,7 @@ impl Target {
                 offset: (rel % ps.partition_bytes as u64) as u32,
             });
         }
-        if off % 4 != 0 {
+        if !off.is_multiple_of(4) {
             return None;
         }
         if (tpb::SEQ..tpb::SEQ + seq::WINDOW).contains(&off) {

@@ -697,7 +697,7 @@ impl RingGeometry {
             Err(UdmaError::RingTooSmall { count })
         } else if count > Self::MAX_DESCS {
             Err(UdmaError::RingTooLarge { count })
-        } else if count % Self::COUNT_MULTIPLE != 0 {
+        } else if !count.is_multiple_of(Self::COUNT_MULTIPLE) {
             Err(UdmaError::RingNotMultiple { count })
         } else {
             Ok(RingGeometry { count })

@@ -21,6 +21,8 @@
 //!
 //! The runtime sees a device only through the HAL; it never asks which backend it runs on.
 
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod error;
 pub mod exec;

@@ -382,7 +382,7 @@ impl Device {
                 self.onchip_read(reg, buf)?
             }
             Some(_) => {
-                if len % 4 != 0 {
+                if !len.is_multiple_of(4) {
                     return Err(AccessFault::Register {
                         addr: src,
                         reason: "register reads must be whole 4-byte words",
@@ -402,7 +402,7 @@ impl Device {
                 self.onchip_write(reg, buf)?
             }
             Some(_) => {
-                if len % 4 != 0 {
+                if !len.is_multiple_of(4) {
                     return Err(AccessFault::Register {
                         addr: dst,
                         reason: "register writes must be whole 4-byte words",

@@ -51,8 +51,7 @@
 //! The real device runs by itself, so [`Hal::wait`] polls: `SEMAPHORE_READ` for a semaphore
 //! condition, a 4-byte `MEM_BUF_COPY64` from the device for a memory condition, with a short
 //! back-off between polls (a few immediate re-polls, then sleeps from 1 µs doubling to 1 ms)
-//! until the condition holds or the timeout passes. [`WaitCondition::Idle`] cannot be observed
-//! through the driver and is [`HalError::Unsupported`].
+//! until the condition holds or the timeout passes.
 //!
 //! [`Hal::memory_usage`] comes from this backend's own record of what it allocated (including
 //! notification queues, accounted as the driver does under `NOTIFICATION_{HOST,DEVICE}`), since
@@ -72,11 +71,11 @@ pub use syscalls::{RealSyscalls, Syscalls};
 use zerocopy::{FromBytes, Immutable, IntoBytes};
 
 use crate::abi::{self, Ioctl, MemAllocCategory, NqDeviceType, QueueSwStatus};
+use crate::check::{self, Probe};
 use crate::hal::{
     AllocRequest, CoreMemUsage, DeviceInfo, Mapping, MemInfo, MemLocation, NotificationQueue,
     NqRequest, QueueState, QueueStatus, RingSpec, WaitCondition,
 };
-use crate::udma::RingGeometry;
 use crate::{EventId, Hal, HalError, HalResult, MemHandle, NcIndex, QueueRef, SemaphoreId, Target};
 
 /// The runtime-ABI version this platform speaks to a trn1 (v2) driver. Same number as
@@ -205,13 +204,6 @@ impl std::fmt::Debug for DriverHal {
     }
 }
 
-fn invalid(op: &'static str, reason: impl Into<String>) -> HalError {
-    HalError::InvalidArgument {
-        op,
-        reason: reason.into(),
-    }
-}
-
 fn os_error(ioctl: &'static str, e: Errno) -> HalError {
     HalError::Os {
         ioctl,
@@ -318,7 +310,7 @@ impl DriverHal {
             });
         }
 
-        // Optional: feature flags, for the description only.
+        // Optional: the driver's feature flags ([`DriverHal::features`]).
         let mut drv = abi::DeviceDriverInfo::default();
         let features = call_plain(&fd, Ioctl::DriverInfoGet, &mut drv)
             .ok()
@@ -330,17 +322,6 @@ impl DriverHal {
             revision: basic.revision,
             nc_count: spec.nc_count,
             abi_version_range: (compat.min, compat.max),
-            description: format!(
-                "{path}: {} ({}), PCI revision {}, driver ABI {}..={}{}",
-                spec.name,
-                spec.core_version,
-                basic.revision,
-                compat.min,
-                compat.max,
-                features
-                    .map(|f| format!(", features {:#x}", f.bits()))
-                    .unwrap_or_default()
-            ),
         };
         Ok(DriverHal {
             fd,
@@ -370,43 +351,21 @@ impl DriverHal {
     }
 
     fn check_nc(&self, op: &'static str, nc: NcIndex) -> HalResult<()> {
-        if self.target().has_core(nc) {
-            Ok(())
-        } else {
-            Err(invalid(
-                op,
-                format!("{nc} is not a core of this {}", self.target()),
-            ))
-        }
+        check::core(self.target(), op, nc)
     }
 
     fn check_sem(&self, op: &'static str, nc: NcIndex, sem: SemaphoreId) -> HalResult<()> {
-        self.check_nc(op, nc)?;
-        if sem.0 < self.target().spec().semaphores_per_core {
-            Ok(())
-        } else {
-            Err(invalid(op, format!("semaphore {} out of range", sem.0)))
-        }
+        check::semaphore(self.target(), op, nc, sem)
     }
 
     fn check_event(&self, op: &'static str, nc: NcIndex, event: EventId) -> HalResult<()> {
         // Hazard 11: the driver does not validate nc_id for events and accepts index 256 (its
         // check is `index > count`); both would touch an unrelated register.
-        self.check_nc(op, nc)?;
-        if event.0 < self.target().spec().events_per_core {
-            Ok(())
-        } else {
-            Err(invalid(op, format!("event {} out of range", event.0)))
-        }
+        check::event(self.target(), op, nc, event)
     }
 
     fn check_queue(&self, op: &'static str, q: QueueRef) -> HalResult<()> {
-        self.check_nc(op, q.nc)?;
-        let s = self.target().spec();
-        if q.engine.0 >= s.dma_engines_per_core || q.queue.0 >= s.queues_per_engine {
-            return Err(invalid(op, format!("queue {q} out of range")));
-        }
-        Ok(())
+        check::queue(self.target(), op, q)
     }
 
     fn call<T: PlainArg>(&self, ioctl: Ioctl, arg: &mut T) -> HalResult<()> {
@@ -473,7 +432,7 @@ impl DriverHal {
         // that crosses the end).
         if let Some(rec) = self.lock().allocs.get(&handle.raw()) {
             if offset.checked_add(len).is_none_or(|end| end > rec.size) {
-                return Err(invalid(
+                return Err(check::invalid(
                     op,
                     format!(
                         "{len:#x} bytes at offset {offset:#x} exceed the allocation's {:#x} bytes",
@@ -485,7 +444,7 @@ impl DriverHal {
         for (off, n) in copy_pieces(len) {
             let piece_offset = offset
                 .checked_add(off)
-                .ok_or_else(|| invalid(op, "offset overflows"))?;
+                .ok_or_else(|| check::invalid(op, "offset overflows"))?;
             // SAFETY: `off + n <= len`, so the piece lies inside the buffer of this function's
             // contract (and `off < len` fits a usize because the buffer exists).
             unsafe {
@@ -502,34 +461,9 @@ impl DriverHal {
     }
 
     fn condition_holds(&self, cond: &WaitCondition) -> HalResult<bool> {
-        Ok(match *cond {
-            WaitCondition::Semaphore {
-                nc,
-                sem,
-                cmp,
-                value,
-            } => cmp.holds(self.semaphore_read(nc, sem)?, value),
-            WaitCondition::Memory32 {
-                handle,
-                offset,
-                cmp,
-                value,
-            } => {
-                let w = self.read_u32(handle, offset)?;
-                match cmp {
-                    crate::isa::SemCmp::Ge => w >= value,
-                    crate::isa::SemCmp::Eq => w == value,
-                    crate::isa::SemCmp::Gt => w > value,
-                    crate::isa::SemCmp::Le => w <= value,
-                    crate::isa::SemCmp::Lt => w < value,
-                    crate::isa::SemCmp::Ne => w != value,
-                }
-            }
-            WaitCondition::Idle { .. } => {
-                return Err(HalError::Unsupported {
-                    op: "wait(Idle) on the driver backend",
-                })
-            }
+        cond.holds(|probe| match probe {
+            Probe::Semaphore { nc, sem } => Ok(self.semaphore_read(nc, sem)? as u32),
+            Probe::Word { handle, offset } => self.read_u32(handle, offset),
         })
     }
 }
@@ -593,7 +527,7 @@ impl Hal for DriverHal {
         };
         if host && req.align != 0 {
             // Hazard 3: the driver returns -EINVAL for a host allocation with align != 0.
-            return Err(invalid(OP, "alignment must be 0 for host memory"));
+            return Err(check::invalid(OP, "alignment must be 0 for host memory"));
         }
         let mut out: u64 = 0;
         let mut a = abi::MemAllocV2Mt64 {
@@ -734,8 +668,9 @@ impl Hal for DriverHal {
 
     unsafe fn map(&self, handle: MemHandle) -> HalResult<Mapping> {
         let x = self.extended_info(handle)?;
-        let len = usize::try_from(x.size)
-            .map_err(|_| invalid("mmap", format!("{:#x} bytes do not fit a usize", x.size)))?;
+        let len = usize::try_from(x.size).map_err(|_| {
+            check::invalid("mmap", format!("{:#x} bytes do not fit a usize", x.size))
+        })?;
         // The driver refuses partial maps: the length is the whole (rounded) allocation and the
         // offset its mmap_offset (= pa, docs/driver.md §7).
         // SAFETY: the caller of `map` takes on the `# Safety` contract of `Hal::map`, which is the
@@ -757,9 +692,7 @@ impl Hal for DriverHal {
         // Ring sizes follow the udma rules (docs/driver.md §4.4: 32 ≤ count ≤ 2^24 − 16, multiple of 16)
         // before the call; the driver would fail with an opaque -1. A power of two is not
         // required since runtime ABI 7, which both targets' versions are.
-        for (name, spec) in [("tx", tx), ("rx", rx)] {
-            RingGeometry::new(spec.count).map_err(|e| invalid(OP, format!("{name} ring: {e}")))?;
-        }
+        check::rings(OP, tx, rx)?;
         let mut a = abi::DmaQueueInit {
             eng_id: queue.engine.global(queue.nc),
             qid: queue.queue.0,
@@ -782,17 +715,15 @@ impl Hal for DriverHal {
         const OP: &str = "DMA_QUEUE_COPY_START";
         self.check_queue(OP, queue)?;
         // Hazard 5: rx_desc_count == 0, or a queue without an RX ring, hits a kernel BUG_ON.
-        if rx_count == 0 {
-            return Err(invalid(OP, "rx_desc_count must be non-zero"));
-        }
+        check::copy_start(OP, rx_count)?;
         let Some((tx_len, rx_len)) = self.lock().queues.get(&queue).copied() else {
-            return Err(invalid(
+            return Err(check::invalid(
                 OP,
                 format!("queue {queue} was not initialised through this backend"),
             ));
         };
         if tx_count > tx_len || rx_count > rx_len {
-            return Err(invalid(
+            return Err(check::invalid(
                 OP,
                 format!(
                     "counts tx {tx_count} / rx {rx_count} exceed the ring sizes {tx_len} / {rx_len}"
@@ -910,20 +841,8 @@ impl Hal for DriverHal {
 
     fn notification_init(&self, req: &NqRequest) -> HalResult<NotificationQueue> {
         const OP: &str = "NOTIFICATIONS_INIT_V2";
-        self.check_nc(OP, req.nc)?;
-        if req.engine_index >= abi::MAX_NQ_ENGINE {
-            return Err(invalid(
-                OP,
-                format!("engine_index {} out of range", req.engine_index),
-            ));
-        }
         // The driver lets size 0 through its power-of-two check.
-        if !req.size.is_power_of_two() {
-            return Err(invalid(
-                OP,
-                format!("size {} is not a power of two", req.size),
-            ));
-        }
+        check::notification(self.target(), OP, req)?;
         let (host, channel) = match req.location {
             MemLocation::Host => (true, 0),
             MemLocation::Device { channel } => (false, channel),
@@ -995,7 +914,7 @@ impl Hal for DriverHal {
         let n = self.info.nc_count;
         let all = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
         if nc_mask & !all != 0 {
-            return Err(invalid(
+            return Err(check::invalid(
                 OP,
                 format!("core mask {nc_mask:#x} names cores this device lacks"),
             ));
@@ -1039,16 +958,7 @@ impl Hal for DriverHal {
     }
 
     fn wait(&self, cond: &WaitCondition, timeout: Duration) -> HalResult<()> {
-        match *cond {
-            WaitCondition::Semaphore { nc, sem, .. } => self.check_sem("wait", nc, sem)?,
-            WaitCondition::Memory32 { offset, .. } if offset % 4 != 0 => {
-                return Err(invalid(
-                    "wait",
-                    format!("offset {offset:#x} is not 4-byte aligned"),
-                ))
-            }
-            _ => {}
-        }
+        check::wait(self.target(), cond)?;
         let start = Instant::now();
         let mut polls = 0u32;
         loop {

@@ -2,7 +2,7 @@
 //! `munmap` on a device node, as the trait [`Syscalls`], and [`RealSyscalls`], its
 //! implementation over the Linux system calls (through nix).
 //!
-//! Another implementation answers the same calls in-process (`nrt_sim::kabi::EmulatedDriver`), so
+//! Another implementation answers the same calls in-process (`nrt_kabi::EmulatedDriver`), so
 //! the driver backend itself runs against the simulator, byte for byte the same ioctl traffic
 //! it sends to `/dev/neuronN`.
 //!

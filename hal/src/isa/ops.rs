@@ -102,15 +102,24 @@ code_enum! {
 }
 
 impl SemCmp {
-    /// Whether `sem <cmp> value` holds.
-    pub const fn holds(self, sem: i32, value: i32) -> bool {
+    /// Whether `sem <cmp> value` holds (signed, as a semaphore compares).
+    pub fn holds(self, sem: i32, value: i32) -> bool {
+        self.compare(sem, value)
+    }
+
+    /// Whether `word <cmp> value` holds for unsigned words (a memory wait).
+    pub fn holds_u32(self, word: u32, value: u32) -> bool {
+        self.compare(word, value)
+    }
+
+    fn compare<T: Ord>(self, a: T, b: T) -> bool {
         match self {
-            SemCmp::Ge => sem >= value,
-            SemCmp::Eq => sem == value,
-            SemCmp::Gt => sem > value,
-            SemCmp::Le => sem <= value,
-            SemCmp::Lt => sem < value,
-            SemCmp::Ne => sem != value,
+            SemCmp::Ge => a >= b,
+            SemCmp::Eq => a == b,
+            SemCmp::Gt => a > b,
+            SemCmp::Le => a <= b,
+            SemCmp::Lt => a < b,
+            SemCmp::Ne => a != b,
         }
     }
 

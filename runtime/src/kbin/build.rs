@@ -106,22 +106,14 @@ pub fn build_model(
         ));
     }
 
-    // neff.json (legacy name kelp.json) → the __kelf node and the IO tensors.
-    let (neff_file, neff_bytes) = ["neff.json", "kelp.json"]
-        .into_iter()
-        .find_map(|f| src.member(f).map(|b| (f, b)))
-        .ok_or_else(|| Error::invalid("neff.json is missing"))?;
-    let neff = manifest::parse_neff_json(neff_file, neff_bytes)?;
-    let io = neff.io(neff_file)?;
-
-    // kelf-N.json.
-    let (kelf_path, kelf_bytes) = resolve_member(src, "", &io.kelf_file).ok_or_else(|| {
-        Error::invalid(format!(
-            "{neff_file}: nodes[{}].attrs.kelf names {:?}, which is not in the NEFF",
-            io.kelf_node, io.kelf_file
-        ))
-    })?;
-    let kelf = manifest::parse_kelf_json(&kelf_path, kelf_bytes)?;
+    // neff.json (legacy name kelp.json) → the __kelf node and the IO tensors → kelf-N.json.
+    let manifest::TopManifests {
+        neff_file,
+        neff: _,
+        io,
+        kelf_path,
+        kelf,
+    } = manifest::top_manifests(src)?;
 
     let target = target_gate(&kelf_path, &kelf.target, opts)?;
 
@@ -959,7 +951,7 @@ impl Pattern<'_> {
 
 /// Splits an engine binary into records, checking the framing real NEFFs follow.
 fn split_records(member: &str, bin: &[u8]) -> Result<Vec<Record>> {
-    if bin.is_empty() || bin.len() % RECORD_SIZE != 0 {
+    if bin.is_empty() || !bin.len().is_multiple_of(RECORD_SIZE) {
         return Err(Error::invalid(format!(
             "{member}: {} bytes is not a non-empty whole number of {RECORD_SIZE}-byte records",
             bin.len()

@@ -17,22 +17,38 @@ pub const HEADER_SIZE: usize = 1024;
 /// Highest NEFF major version this runtime accepts (docs/neff.md §2.3: majors 0..=2).
 pub const MAX_NEFF_MAJOR: u64 = 2;
 
-/// Field offsets (docs/neff.md §2.1). Everything is little-endian and naturally aligned.
-mod off {
+/// Field offsets (docs/neff.md §2.1). Everything is little-endian and naturally aligned. Public for tools
+/// that edit header fields in place (the malformed corpus).
+pub mod off {
+    /// `pkg_version` (u64).
     pub const PKG_VERSION: usize = 0x000;
+    /// `header_size` (u64).
     pub const HEADER_SIZE: usize = 0x008;
+    /// `data_size` (u64).
     pub const DATA_SIZE: usize = 0x010;
+    /// `neff_version_major` (u64).
     pub const NEFF_VERSION_MAJOR: usize = 0x018;
+    /// `neff_version_minor` (u64).
     pub const NEFF_VERSION_MINOR: usize = 0x020;
+    /// `build_version` (128 bytes).
     pub const BUILD_VERSION: usize = 0x028;
+    /// `num_tpb` (u32).
     pub const NUM_TPB: usize = 0x0A8;
+    /// `hash` (32 bytes).
     pub const HASH: usize = 0x0AC;
+    /// `uuid` (16 bytes).
     pub const UUID: usize = 0x0CC;
+    /// `name` (256 bytes, NUL padded).
     pub const NAME: usize = 0x0DC;
+    /// `requested_tpb_count` (u32).
     pub const REQUESTED_TPB_COUNT: usize = 0x1DC;
+    /// `tpb_per_node` (64 bytes).
     pub const TPB_PER_NODE: usize = 0x1E0;
+    /// `feature_bits` (u64).
     pub const FEATURE_BITS: usize = 0x220;
+    /// `lnc_size` (u32).
     pub const LNC_SIZE: usize = 0x228;
+    /// Zero padding to the end of the header.
     pub const PAD: usize = 0x22C;
 }
 
@@ -155,17 +171,7 @@ pub struct NeffHeader {
     pub lnc_size: u32,
 }
 
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(w)
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    let mut w = [0u8; 4];
-    w.copy_from_slice(&b[at..at + 4]);
-    u32::from_le_bytes(w)
-}
+use nrt_hal::le::{u32_at, u64_at};
 
 fn array_at<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
     let mut a = [0u8; N];

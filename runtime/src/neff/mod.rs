@@ -19,7 +19,7 @@
 
 pub mod container;
 pub mod header;
-mod ustar;
+pub mod ustar;
 pub mod writer;
 
 pub use container::{Limits, Neff, ParseOptions, VALIDATE_HASH_ENV};
