@@ -15,6 +15,7 @@
 //! | [`guard`] | each entry point's `catch_unwind`, status mapping and error log line |
 //! | [`ptr`] | checks of the caller's pointers, strings and buffers |
 //! | [`handles`] | opaque handles as never-reused tokens in tables |
+//! | [`headers`] | the headers, embedded for `nrt-emu install` |
 //! | [`session`] | the `nrt_init` … `nrt_close` session: device, visible cores, tables |
 //! | [`env`] | the environment `nrt_init` reads, strictly checked |
 //! | [`log`] | libnrt's console log format, `NEURON_RT_LOG_LEVEL` |
@@ -30,6 +31,7 @@ pub mod env;
 pub mod export;
 pub mod guard;
 pub mod handles;
+pub mod headers;
 pub mod log;
 pub mod ptr;
 pub mod session;
