@@ -109,8 +109,11 @@ impl Session {
     }
 }
 
+/// An opened device: the HAL, its generation, and the simulator behind it (if it is one).
+pub type OpenDevice = (Arc<dyn Hal>, Target, Option<Arc<Sim>>);
+
 /// Opens the device `choice` names.
-pub fn open_device(choice: DeviceChoice) -> Result<(Arc<dyn Hal>, Target, Option<Arc<Sim>>)> {
+pub fn open_device(choice: DeviceChoice) -> Result<OpenDevice> {
     match choice.backend {
         Backend::Sim => {
             let target = choice.sim_target();

@@ -13,6 +13,7 @@
 //! | [`isa`] | the instruction decoder, its canonical-encoding property and the disassembler | `isa_decode` |
 //! | [`dma`] | descriptor rings built from fuzz bytes, processed by the simulator's DMA engines | `sim_dma` |
 //! | [`kabi`] | the kernel-ABI emulation fed arbitrary request numbers and argument bytes, with user pointers sanitised | `kabi` |
+//! | [`capi`] | random sequences of libnrt C API calls with hostile arguments; device memory back at its baseline after `nrt_close` | `capi` |
 //! | [`seeds`] | seed inputs: the model zoo, the malformed corpus, instruction streams of the zoo, hand-made DMA and kabi programs | — |
 //!
 //! Resource policy: the targets bound what a single input can make the host do (NEFF
@@ -20,6 +21,7 @@
 //! so that libFuzzer's `-rss_limit_mb` / `-malloc_limit_mb` / `-timeout` flag only real defects:
 //! an allocation or a loop that the code under test does not bound by its own limits.
 
+pub mod capi;
 pub mod dma;
 pub mod input;
 pub mod isa;
@@ -38,6 +40,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("isa_decode", isa::isa_decode),
     ("sim_dma", dma::sim_dma),
     ("kabi", kabi::kabi),
+    ("capi", capi::capi),
 ];
 
 /// The target called `name`.

@@ -37,7 +37,7 @@ fn concurrent_calls_from_many_threads() {
                     let mut t: *mut c_void = std::ptr::null_mut();
                     // SAFETY: the name is NUL-terminated; `t` is writable.
                     let st = unsafe {
-                        tensor::nrt_tensor_allocate(0, (w % 4) as i32, 4096, c"t".as_ptr(), &mut t)
+                        tensor::nrt_tensor_allocate(0, w % 4, 4096, c"t".as_ptr(), &mut t)
                     };
                     assert_eq!(st, 0);
                     let data = [w as u8; 4096];
