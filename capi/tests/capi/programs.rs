@@ -209,3 +209,25 @@ fn python_ctypes_drives_a_model() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("ctypes ok: 3 tensors"));
 }
+
+#[test]
+fn the_readme_example_builds_and_runs() {
+    if !have("cc") {
+        return;
+    }
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/libnrt_infer.c");
+    let bin = prefix().join("libnrt_infer.bin");
+    let o = std::process::Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror"])
+        .arg(format!("-I{}", prefix().join("include").display()))
+        .arg(&src)
+        .arg("-o")
+        .arg(&bin)
+        .args(refs(&flags()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&bin, &[neff("mlp2.trn1.neff").to_str().unwrap()], &[("NRT_EMU_TARGET", "trn1")]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("output "), "{}", text(&o));
+}
