@@ -227,7 +227,15 @@ fn the_readme_example_builds_and_runs() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = run(&bin, &[neff("mlp2.trn1.neff").to_str().unwrap()], &[("NRT_EMU_TARGET", "trn1")]);
+    let o = run(
+        &bin,
+        &[neff("mlp2.trn1.neff").to_str().unwrap()],
+        &[("NRT_EMU_TARGET", "trn1")],
+    );
     assert!(o.status.success(), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("output "), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("output "),
+        "{}",
+        text(&o)
+    );
 }
