@@ -691,7 +691,7 @@ impl Runtime {
         outputs: &TensorSet,
     ) -> Result<ExecReport> {
         if self.cfg.async_max_inflight > 0 {
-            let req = self.execute_async(id, inputs, outputs)?;
+            let req = self.execute_async_counted(id, inputs, outputs)?;
             return self.exec.wait(
                 req,
                 self.cfg
@@ -756,12 +756,34 @@ impl Runtime {
     }
 
     /// Submits an execution and returns at once (async mode; device tensors only). Waits for
-    /// an in-flight slot when the limit is reached.
+    /// an in-flight slot when the limit is reached. Allocates nothing once warm, so it does not
+    /// count the completion on the output tensors (see [`Runtime::execute_async_counted`]).
     pub fn execute_async(
         &self,
         id: ModelId,
         inputs: &TensorSet,
         outputs: &TensorSet,
+    ) -> Result<ExecRequest> {
+        self.submit_async(id, inputs, outputs, false)
+    }
+
+    /// [`Runtime::execute_async`] that also counts the completion on every output tensor
+    /// ([`Tensor::completions`]; it keeps a copy of the output set until then).
+    pub fn execute_async_counted(
+        &self,
+        id: ModelId,
+        inputs: &TensorSet,
+        outputs: &TensorSet,
+    ) -> Result<ExecRequest> {
+        self.submit_async(id, inputs, outputs, true)
+    }
+
+    fn submit_async(
+        &self,
+        id: ModelId,
+        inputs: &TensorSet,
+        outputs: &TensorSet,
+        count: bool,
     ) -> Result<ExecRequest> {
         self.check_open()?;
         let model = self.model(id)?;
@@ -786,7 +808,8 @@ impl Runtime {
             vnc: model.vnc,
             seq_id: ticket.seq_id,
         };
-        self.exec.enqueue(model, ticket, outputs.clone());
+        self.exec
+            .enqueue(model, ticket, count.then(|| outputs.clone()));
         Ok(req)
     }
 

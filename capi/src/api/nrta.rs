@@ -355,7 +355,7 @@ pub unsafe extern "C" fn nrta_execute_schedule(
             s.nrta.check_tracker(err as usize, lnc)?;
             let ins = s.tensor_set(input as usize, "input")?;
             let outs = s.tensor_set(output as usize, "output")?;
-            let req = rt.execute_async(m.id, &ins, &outs)?;
+            let req = rt.execute_async_counted(m.id, &ins, &outs)?;
             let idx = seq_index(req.seq_id);
             let seq = public_seq(id, idx);
             let mut c = lock(&s.nrta.compute);

@@ -66,7 +66,7 @@ pub struct ExecRequest {
 /// One vcore's async queue and worker.
 #[derive(Default)]
 pub struct AsyncQueue {
-    handoff: Handoff<(Arc<LoadedModel>, Ticket, TensorSet), Result<ExecReport>>,
+    handoff: Handoff<(Arc<LoadedModel>, Ticket, Option<TensorSet>), Result<ExecReport>>,
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -270,7 +270,7 @@ impl ExecShared {
                 || r.as_ref()
                     .is_err_and(|e| e.status == NrtStatus::ExecCompletedWithNumErr);
             if written {
-                for (_, t) in outputs.iter() {
+                for (_, t) in outputs.iter().flat_map(|o| o.iter()) {
                     t.completed_as_output();
                 }
             }
@@ -278,8 +278,14 @@ impl ExecShared {
         }
     }
 
-    /// Queues a staged async execution for its worker; `outputs` count the completion.
-    pub fn enqueue(self: &Arc<Self>, model: Arc<LoadedModel>, ticket: Ticket, outputs: TensorSet) {
+    /// Queues a staged async execution for its worker; `outputs`, if given, count the
+    /// completion.
+    pub fn enqueue(
+        self: &Arc<Self>,
+        model: Arc<LoadedModel>,
+        ticket: Ticket,
+        outputs: Option<TensorSet>,
+    ) {
         let q = self.async_queue(model.vnc);
         q.handoff.push((model, ticket, outputs));
     }
