@@ -51,6 +51,8 @@ pub struct Session {
     pub profile: crate::api::profile::ProfileState,
     /// The system trace.
     pub trace: crate::api::trace::TraceState,
+    /// The legacy implicit-async dispatcher.
+    pub legacy: crate::api::exec::Legacy,
 }
 
 /// The process's runtime.

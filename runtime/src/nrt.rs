@@ -150,6 +150,22 @@ impl<S> Nrt<S> {
     }
 }
 
+impl<S> Nrt<S> {
+    /// [`Nrt::with_session`] without waiting: `None` when `nrt_init` or `nrt_close` holds the
+    /// guard right now (a background thread that must not block a close uses this).
+    pub fn try_with_session<T>(
+        &self,
+        f: impl FnOnce(&Runtime, &S) -> Result<T>,
+    ) -> Option<Result<T>> {
+        let g = self.state.try_read().ok()?;
+        Some(match &*g {
+            State::Init(s) => f(&s.rt, &s.ext),
+            State::Uninitialized => Err(uninitialized()),
+            State::Closed => Err(closed()),
+        })
+    }
+}
+
 /// `nrt_get_status_as_str`.
 pub fn status_as_str(code: u32) -> &'static str {
     NrtStatus::from_code(code).map_or("NRT_UNKNOWN_STATUS", NrtStatus::name)

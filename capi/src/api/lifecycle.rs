@@ -65,6 +65,7 @@ pub unsafe extern "C" fn nrt_init(
                 nrta: Default::default(),
                 profile: Default::default(),
                 trace: Default::default(),
+                legacy: Default::default(),
             })
         })?;
         let backend = match choice.backend {

@@ -60,6 +60,10 @@ int main(int argc, char **argv) {
     }
     int iterations = atoi(argv[4]);
     for (int k = 0; k < iterations; k++) TRY(nrt_execute(model, in, out));
+    nrt_model_info_t mi;
+    size_t mi_size = 0;
+    TRY(nrt_get_model_info(model, &mi, sizeof mi, &mi_size));
+    TRY(nrt_async_drain_queued_execs((int32_t)mi.vnc)); /* legacy async mode: wait for the queue */
     for (uint64_t i = 0; i < info->tensor_count; i++) {
         nrt_tensor_info_t *t = &info->tensor_array[i];
         if (t->usage != NRT_TENSOR_USAGE_OUTPUT) continue;

@@ -239,3 +239,55 @@ fn the_readme_example_builds_and_runs() {
         text(&o)
     );
 }
+
+#[test]
+fn legacy_async_mode_returns_at_once_and_calls_back_for_every_execution() {
+    if !have("cc") {
+        return;
+    }
+    let f = flags();
+    let bin = compile("cc", "zoo.c", "c11", &refs(&f));
+    let m = nrt_fixtures::zoo::build("add", nrt_hal::Target::Trn1).unwrap();
+    let dir = scratch("legacy");
+    let neff_path = dir.join("add.neff");
+    std::fs::write(&neff_path, &m.neff).unwrap();
+    for (spec, data) in m
+        .inputs
+        .iter()
+        .zip(m.generate_inputs(nrt_fixtures::GOLDEN_SEED))
+    {
+        std::fs::write(dir.join(format!("{}.bin", spec.name)), data).unwrap();
+    }
+    let mut outputs = Vec::new();
+    for (mode, env) in [
+        ("sync", vec![("NRT_EMU_TARGET", "trn1")]),
+        (
+            "async",
+            vec![
+                ("NRT_EMU_TARGET", "trn1"),
+                ("NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS", "3"),
+            ],
+        ),
+    ] {
+        let out = dir.join(mode);
+        std::fs::create_dir_all(&out).unwrap();
+        let d = dir.to_str().unwrap();
+        let o = run(
+            &bin,
+            &[neff_path.to_str().unwrap(), d, out.to_str().unwrap(), "5"],
+            &env,
+        );
+        assert!(o.status.success(), "{mode}: {}", text(&o));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        let want = if mode == "async" {
+            "callbacks 5"
+        } else {
+            "callbacks 0"
+        };
+        assert!(stdout.contains(want), "{mode}: {stdout}");
+        outputs.push(std::fs::read(out.join("out.bin")).unwrap());
+    }
+    assert!(outputs[0] == outputs[1], "async outputs differ from sync");
+    let inputs = m.generate_inputs(nrt_fixtures::GOLDEN_SEED);
+    m.check_outputs(&inputs, &outputs[1..]).unwrap();
+}
