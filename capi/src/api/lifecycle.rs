@@ -31,7 +31,10 @@ fn version_numbers() -> [u64; 4] {
 }
 
 /// `nrt_init`.
-#[allow(clippy::missing_safety_doc)]
+///
+/// # Safety
+///
+/// `fw_version` and `fal_version` are NULL or NUL-terminated strings.
 pub unsafe extern "C" fn nrt_init(
     framework: u32,
     fw_version: *const c_char,
