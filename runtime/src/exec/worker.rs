@@ -274,6 +274,9 @@ impl ExecShared {
                     t.completed_as_output();
                 }
             }
+            // Released before the result is published: a waiter that frees its tensors next
+            // must find their memory freed, not still held by this copy of the set.
+            drop(outputs);
             q.handoff.finish(ticket.seq_id, r);
         }
     }
