@@ -69,8 +69,7 @@ impl Outcome {
 /// Runs `conform`, writing the trace or the comparison report to `out`.
 pub fn conform(args: &ConformArgs, out: &mut dyn Write) -> Result<Outcome, String> {
     let io = |e: std::io::Error| format!("writing output: {e}");
-    let neff = std::fs::read(&args.file)
-        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    let neff = crate::read_input(&args.file)?;
     let opts = RunOptions {
         target: args.target,
         seed: args.seed,

@@ -3,6 +3,7 @@
 mod backend;
 mod conform;
 mod inspect;
+mod install;
 mod run;
 
 use std::path::PathBuf;
@@ -88,6 +89,10 @@ enum Command {
         #[arg(long, default_value = "0x5eed0001", value_parser = parse_seed)]
         seed: u64,
     },
+    /// Install the drop-in libnrt (libnrt.so.1, the libnrt.so link and the nrt/ndl headers) the
+    /// way the aws-neuronx-runtime-lib package lays it out, from the build this binary is part
+    /// of (`cargo build --release --workspace`).
+    Install(install::InstallArgs),
     /// Name the register or on-chip memory a device address falls in.
     Mmio {
         /// The address (hex with 0x, or decimal).
@@ -146,9 +151,9 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             Ok(())
         }
+        Command::Install(args) => install::command(&args),
         Command::Disasm { file } => {
-            let bytes =
-                std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let bytes = read_input(&file)?;
             if bytes.len() % isa::RECORD_SIZE != 0 {
                 return Err(format!(
                     "{}: {} bytes is not a whole number of {}-byte instruction records",
@@ -161,8 +166,7 @@ fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Inspect { file, json, target } => {
-            let bytes =
-                std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let bytes = read_input(&file)?;
             let v = inspect::inspect(&bytes, target.map(Target::from))
                 .map_err(|e| format!("{}: {e}", file.display()))?;
             if json {
@@ -192,6 +196,13 @@ fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+/// A file given on the command line, read through the runtime's bounded reader (regular files
+/// under `NRT_EMU_MAX_NEFF_FILE_BYTES` only).
+pub(crate) fn read_input(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    let max = nrt_emu::runtime::config::RuntimeConfig::from_env().max_neff_file;
+    nrt_emu::runtime::neff::read_file(path, max).map_err(|e| e.to_string())
 }
 
 fn parse_seed(s: &str) -> Result<u64, String> {

@@ -143,8 +143,9 @@ fn input_files(specs: &[String]) -> Result<BTreeMap<String, PathBuf>> {
 /// The bytes of input `info` from `file`, checked against the model's dtype and shape.
 fn input_from_npy(info: &TensorInfo, file: &Path) -> Result<Vec<u8>> {
     let shown = file.display().to_string();
-    let bytes = std::fs::read(file)
-        .map_err(|e| failure(format!("input {:?}: cannot read {shown}: {e}", info.name)))?;
+    let max = RuntimeConfig::from_env().max_neff_file;
+    let bytes = nrt_emu::runtime::neff::read_file(file, max)
+        .map_err(|e| e.context(format!("input {:?}", info.name)))?;
     let npy = parse_npy(&shown, &bytes).map_err(|e| e.context(format!("input {:?}", info.name)))?;
     if !npy_matches(info.dtype, &npy.descr) {
         return Err(Error::invalid(format!(
@@ -189,7 +190,7 @@ pub fn command(args: RunArgs) -> Result<()> {
     let backend = Backend::from_flag_or_env(args.backend)?;
     let shown = args.file.display().to_string();
     let neff =
-        std::fs::read(&args.file).map_err(|e| failure(format!("cannot read {shown}: {e}")))?;
+        nrt_emu::runtime::neff::read_file(&args.file, RuntimeConfig::from_env().max_neff_file)?;
     let target = match args.target {
         Some(t) => Target::from(t),
         None => neff_target(&neff).map_err(|e| e.context(&shown))?,

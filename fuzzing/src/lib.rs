@@ -13,6 +13,7 @@
 //! | [`isa`] | the instruction decoder, its canonical-encoding property and the disassembler | `isa_decode` |
 //! | [`dma`] | descriptor rings built from fuzz bytes, processed by the simulator's DMA engines | `sim_dma` |
 //! | [`kabi`] | the kernel-ABI emulation fed arbitrary request numbers and argument bytes, with user pointers sanitised | `kabi` |
+//! | [`capi`] | random sequences of libnrt C API calls with hostile arguments; device memory back at its baseline after `nrt_close` | `capi` |
 //! | [`seeds`] | seed inputs: the model zoo, the malformed corpus, instruction streams of the zoo, hand-made DMA and kabi programs | — |
 //!
 //! Resource policy: the targets bound what a single input can make the host do (NEFF
@@ -23,6 +24,7 @@
 #![warn(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod capi;
 pub mod dma;
 pub mod input;
 pub mod isa;
@@ -41,6 +43,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("isa_decode", isa::isa_decode),
     ("sim_dma", dma::sim_dma),
     ("kabi", kabi::kabi),
+    ("capi", capi::capi),
 ];
 
 /// The target called `name`.

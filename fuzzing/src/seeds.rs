@@ -70,6 +70,7 @@ pub fn seeds(name: &str) -> Vec<(String, Vec<u8>)> {
         "isa_decode" => instruction_streams(),
         "sim_dma" => crate::dma::seeds(),
         "kabi" => crate::kabi::seeds(),
+        "capi" => crate::capi::seeds(),
         _ => Vec::new(),
     }
 }

@@ -22,6 +22,7 @@
 //! The runtime sees a device only through the HAL; it never asks which backend it runs on.
 
 #![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod config;
 pub mod error;

@@ -370,11 +370,23 @@ impl Runtime {
 
     /// Loads a NEFF onto logical core `vnc` (`-1`: the runtime picks) — S0 to S5.
     pub fn load(&self, neff: &[u8], vnc: i32) -> Result<ModelId> {
+        self.load_within(neff, vnc, 0..self.vcore_count())
+    }
+
+    /// [`Runtime::load`] restricted to the logical cores in `allowed` (a process's visible
+    /// cores): `vnc = -1` picks the least used, lowest core of the range; an explicit `vnc`
+    /// outside it is `NRT_LOAD_NOT_ENOUGH_NC`.
+    pub fn load_within(
+        &self,
+        neff: &[u8],
+        vnc: i32,
+        allowed: std::ops::Range<u32>,
+    ) -> Result<ModelId> {
         // ---- S0 ----
         self.check_open()?;
         let header = NeffHeader::parse(neff)?;
         header.validate()?;
-        let v = self.claim_vcore(vnc)?;
+        let v = self.claim_vcore(vnc, allowed)?;
         let result = self.recover(v).and_then(|()| {
             let r = self.load_on(neff, &header, v);
             if r.is_err() {
@@ -388,10 +400,12 @@ impl Runtime {
         result
     }
 
-    fn claim_vcore(&self, vnc: i32) -> Result<u32> {
+    fn claim_vcore(&self, vnc: i32, allowed: std::ops::Range<u32>) -> Result<u32> {
         let n = self.vcores.len() as u32;
+        let allowed = allowed.start.min(n)..allowed.end.min(n);
         let v = if vnc < 0 {
-            (0..n)
+            allowed
+                .clone()
                 .min_by_key(|&i| (self.vcores[i as usize].1.load(Ordering::SeqCst), i))
                 .ok_or_else(|| {
                     Error::new(NrtStatus::LoadNotEnoughNc, "the device has no NeuronCores")
@@ -399,10 +413,13 @@ impl Runtime {
         } else {
             vnc as u32
         };
-        if v >= n {
+        if !allowed.contains(&v) {
             return Err(Error::new(
                 NrtStatus::LoadNotEnoughNc,
-                format!("logical NeuronCore {v} requested, {n} available"),
+                format!(
+                    "logical NeuronCore {v} requested, {} available",
+                    allowed.len()
+                ),
             ));
         }
         self.vcores[v as usize].1.fetch_add(1, Ordering::SeqCst);
@@ -617,6 +634,34 @@ impl Runtime {
         Tensor::allocate(&self.hal, placement, vnc, nc, size, name)
     }
 
+    /// The physical cores of logical core `vnc`.
+    pub fn vcore_cores(&self, vnc: u32) -> Result<&[NcIndex]> {
+        self.vcores
+            .get(vnc as usize)
+            .map(|v| v.0.as_slice())
+            .ok_or_else(|| Error::invalid(format!("logical NeuronCore {vnc} does not exist")))
+    }
+
+    /// `nrt_get_vnc_memory_stats`: device bytes in use on logical core `vnc`'s cores (the
+    /// device's own accounting: models, tensors, execution state) and the size of the HBM
+    /// channels those cores allocate from.
+    pub fn vcore_memory(&self, vnc: u32) -> Result<(u64, u64)> {
+        let cores = self.vcore_cores(vnc)?;
+        let mut used = 0u64;
+        let mut channels = BTreeSet::new();
+        for &nc in cores {
+            used += self.hal.memory_usage(nc)?.device_bytes();
+            channels.insert(self.target.hbm_channel_of(nc));
+        }
+        let hbm = self.target.spec().hbm;
+        let limit = channels
+            .iter()
+            .filter_map(|&c| hbm.get(c as usize))
+            .map(|c| c.size)
+            .sum();
+        Ok((used, limit))
+    }
+
     /// `nrt_get_model_tensor_info`: the model's inputs then outputs.
     pub fn model_tensor_info(&self, id: ModelId) -> Result<Vec<TensorInfo>> {
         self.check_open()?;
@@ -646,7 +691,7 @@ impl Runtime {
         outputs: &TensorSet,
     ) -> Result<ExecReport> {
         if self.cfg.async_max_inflight > 0 {
-            let req = self.execute_async(id, inputs, outputs)?;
+            let req = self.execute_async_counted(id, inputs, outputs)?;
             return self.exec.wait(
                 req,
                 self.cfg
@@ -674,6 +719,9 @@ impl Runtime {
         {
             for (host, dev) in &back {
                 Tensor::copy_out(dev, host)?;
+            }
+            for (_, t) in outputs.iter() {
+                t.completed_as_output();
             }
         }
         report
@@ -708,12 +756,34 @@ impl Runtime {
     }
 
     /// Submits an execution and returns at once (async mode; device tensors only). Waits for
-    /// an in-flight slot when the limit is reached.
+    /// an in-flight slot when the limit is reached. Allocates nothing once warm, so it does not
+    /// count the completion on the output tensors (see [`Runtime::execute_async_counted`]).
     pub fn execute_async(
         &self,
         id: ModelId,
         inputs: &TensorSet,
         outputs: &TensorSet,
+    ) -> Result<ExecRequest> {
+        self.submit_async(id, inputs, outputs, false)
+    }
+
+    /// [`Runtime::execute_async`] that also counts the completion on every output tensor
+    /// ([`Tensor::completions`]; it keeps a copy of the output set until then).
+    pub fn execute_async_counted(
+        &self,
+        id: ModelId,
+        inputs: &TensorSet,
+        outputs: &TensorSet,
+    ) -> Result<ExecRequest> {
+        self.submit_async(id, inputs, outputs, true)
+    }
+
+    fn submit_async(
+        &self,
+        id: ModelId,
+        inputs: &TensorSet,
+        outputs: &TensorSet,
+        count: bool,
     ) -> Result<ExecRequest> {
         self.check_open()?;
         let model = self.model(id)?;
@@ -738,7 +808,8 @@ impl Runtime {
             vnc: model.vnc,
             seq_id: ticket.seq_id,
         };
-        self.exec.enqueue(model, ticket);
+        self.exec
+            .enqueue(model, ticket, count.then(|| outputs.clone()));
         Ok(req)
     }
 

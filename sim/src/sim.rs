@@ -101,6 +101,16 @@ impl Sim {
         d.timeline.to_chrome_json(self.target)
     }
 
+    /// Starts or stops recording the timeline (a device made without it starts recording now).
+    pub fn set_timeline(&self, enabled: bool) {
+        self.lock().timeline.set_enabled(enabled);
+    }
+
+    /// Forgets the timeline recorded so far.
+    pub fn clear_timeline(&self) {
+        self.lock().timeline.clear();
+    }
+
     /// The timeline's spans.
     pub fn timeline_spans(&self) -> Vec<crate::timeline::Span> {
         self.lock().timeline.spans().to_vec()

@@ -66,7 +66,7 @@ pub struct ExecRequest {
 /// One vcore's async queue and worker.
 #[derive(Default)]
 pub struct AsyncQueue {
-    handoff: Handoff<(Arc<LoadedModel>, Ticket), Result<ExecReport>>,
+    handoff: Handoff<(Arc<LoadedModel>, Ticket, Option<TensorSet>), Result<ExecReport>>,
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -264,16 +264,33 @@ impl ExecShared {
 
     fn worker(&self, vnc: u32) {
         let q = &self.queues[vnc as usize];
-        while let Some((model, ticket)) = q.handoff.next() {
+        while let Some((model, ticket, outputs)) = q.handoff.next() {
             let r = self.complete(&model, &ticket);
+            let written = r.is_ok()
+                || r.as_ref()
+                    .is_err_and(|e| e.status == NrtStatus::ExecCompletedWithNumErr);
+            if written {
+                for (_, t) in outputs.iter().flat_map(|o| o.iter()) {
+                    t.completed_as_output();
+                }
+            }
+            // Released before the result is published: a waiter that frees its tensors next
+            // must find their memory freed, not still held by this copy of the set.
+            drop(outputs);
             q.handoff.finish(ticket.seq_id, r);
         }
     }
 
-    /// Queues a staged async execution for its worker.
-    pub fn enqueue(self: &Arc<Self>, model: Arc<LoadedModel>, ticket: Ticket) {
+    /// Queues a staged async execution for its worker; `outputs`, if given, count the
+    /// completion.
+    pub fn enqueue(
+        self: &Arc<Self>,
+        model: Arc<LoadedModel>,
+        ticket: Ticket,
+        outputs: Option<TensorSet>,
+    ) {
         let q = self.async_queue(model.vnc);
-        q.handoff.push((model, ticket));
+        q.handoff.push((model, ticket, outputs));
     }
 
     /// Blocks until fewer than the in-flight limit are pending on `vnc`. The limit is

@@ -11,6 +11,8 @@
 //!   pads the payload to a multiple of [`PAYLOAD_BLOCK`], and walks the ustar archive into an
 //!   in-memory member table (docs/neff.md §3, §3.3) — never touching the host filesystem, bounded by
 //!   [`Limits`];
+//! * [`file`]: [`read_file`], the one bounded way to read a NEFF from a path (regular files
+//!   under a size limit only);
 //! * [`writer`]: [`NeffWriter`], which produces the same layout byte-deterministically (used by
 //!   `fixtures` and tests).
 //!
@@ -18,11 +20,13 @@
 //! [`crate::manifest`]; the UUID-keyed parse cache to [`crate::tnc`].
 
 pub mod container;
+pub mod file;
 pub mod header;
 pub mod ustar;
 pub mod writer;
 
 pub use container::{Limits, Neff, ParseOptions, VALIDATE_HASH_ENV};
+pub use file::read_file;
 pub use header::{payload_hash, swap_md5_words, HashAlgo, NeffHeader, HEADER_SIZE, MAX_NEFF_MAJOR};
 pub use writer::NeffWriter;
 
