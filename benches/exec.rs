@@ -116,7 +116,11 @@ impl BenchHal {
     }
 }
 
-impl Hal for BenchHal {
+impl nrt_emu::hal::HalLayer for BenchHal {
+    type Inner = Sim;
+    fn inner(&self) -> &Sim {
+        &self.inner
+    }
     fn copy_to_device(&self, handle: MemHandle, offset: u64, src: &[u8]) -> HalResult<()> {
         if self.recording.load(Ordering::Relaxed) {
             assert!(src.len() <= MAX_RECORDED_COPY, "a {}-byte copy", src.len());
@@ -151,28 +155,6 @@ impl Hal for BenchHal {
         }
         self.inner.wait(cond, timeout)
     }
-    nrt_emu::hal::forward_hal!(
-        inner;
-        device_info,
-        mem_alloc,
-        mem_free,
-        mem_info,
-        copy_from_device,
-        memset,
-        map,
-        unmap,
-        dma_queue_init,
-        dma_queue_copy_start,
-        dma_queue_state,
-        semaphore_read,
-        semaphore_write,
-        semaphore_decrement,
-        event_set,
-        event_get,
-        notification_init,
-        nc_reset,
-        memory_usage
-    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -197,20 +179,11 @@ fn load(hal: Arc<dyn Hal>, m: &ZooModel, async_max_inflight: u32) -> Loaded {
     let id = rt.load(&m.neff, -1).unwrap();
     let vnc = rt.model(id).unwrap().vnc;
     let inputs = m.generate_inputs(GOLDEN_SEED);
-    let mut ins = TensorSet::new();
+    let (ins, outs) = m
+        .tensor_sets(&rt, vnc, Placement::Device, Placement::Device)
+        .unwrap();
     for (spec, data) in m.inputs.iter().zip(&inputs) {
-        let t = rt
-            .tensor_allocate(Placement::Device, vnc, spec.size() as u64, &spec.name)
-            .unwrap();
-        t.write(0, data).unwrap();
-        ins.add(&spec.name, t);
-    }
-    let mut outs = TensorSet::new();
-    for spec in &m.outputs {
-        let t = rt
-            .tensor_allocate(Placement::Device, vnc, spec.size() as u64, &spec.name)
-            .unwrap();
-        outs.add(&spec.name, t);
+        ins.get(&spec.name).unwrap().write(0, data).unwrap();
     }
     Loaded {
         rt,

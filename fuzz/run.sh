@@ -15,7 +15,7 @@ secs=${1:?usage: fuzz/run.sh SECONDS [TARGET...]}
 shift
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(neff_parse neff_load isa_decode sim_dma kabi)
+  targets=(neff_parse neff_load isa_decode sim_dma kabi capi)
 fi
 
 # ASan's quarantine re-poisons every freed block; each simulator owns ~50 MiB of on-chip memory

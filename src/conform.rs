@@ -21,17 +21,10 @@ use nrt_emu::conformance::{first_difference, run_on, run_sim, RunOptions};
 use nrt_emu::hal::driver::{device_path, DriverHal, RealSyscalls};
 use nrt_emu::hal::{Hal, Target};
 
+use crate::backend::Backend;
+
 /// The device `--backend driver` opens (`/dev/neuron0`).
 pub const DRIVER_DEVICE: u32 = 0;
-
-/// The device a trace is recorded on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// The simulator.
-    Sim,
-    /// The kernel driver (`/dev/neuron0`).
-    Driver,
-}
 
 /// What `conform` was asked to do.
 #[derive(Debug, Clone)]
@@ -76,8 +69,7 @@ impl Outcome {
 /// Runs `conform`, writing the trace or the comparison report to `out`.
 pub fn conform(args: &ConformArgs, out: &mut dyn Write) -> Result<Outcome, String> {
     let io = |e: std::io::Error| format!("writing output: {e}");
-    let neff = std::fs::read(&args.file)
-        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    let neff = crate::read_input(&args.file)?;
     let opts = RunOptions {
         target: args.target,
         seed: args.seed,

@@ -6,9 +6,9 @@ use nrt_emu::hal::isa::neuron::{decode_any, Encoding, NeuronOpcode};
 use nrt_emu::hal::Target;
 use nrt_emu::runtime::kbin::build::{build_model, BuildOptions};
 use nrt_emu::runtime::kbin::{KelfModel, VarKind};
-use nrt_emu::runtime::manifest::{parse_kelf_json, parse_neff_json};
+use nrt_emu::runtime::manifest::top_manifests;
 use nrt_emu::runtime::neff::{Neff, ParseOptions};
-use nrt_emu::runtime::{Error, Result};
+use nrt_emu::runtime::Result;
 use serde_json::{json, Value};
 
 /// Everything `inspect` reports, as JSON.
@@ -28,17 +28,11 @@ pub fn inspect(bytes: &[u8], target_override: Option<Target>) -> Result<Value> {
         Err(e) => return Err(e),
     };
     let h = &neff.header;
-    let neff_json = neff
-        .member("neff.json")
-        .ok_or_else(|| Error::invalid("neff.json is missing"))?;
-    let io = parse_neff_json("neff.json", neff_json)?.io("neff.json")?;
-    let kelf = parse_kelf_json(
-        &io.kelf_file,
-        neff.member(&io.kelf_file)
-            .ok_or_else(|| Error::invalid(format!("{} is missing", io.kelf_file)))?,
-    )?;
+    let top = top_manifests(&neff)?;
+    let (io, kelf) = (&top.io, &top.kelf);
+    // `*` and names this build does not know are described as trn1.
     let target = target_override
-        .or_else(|| Target::from_neff_target(&kelf.target))
+        .or_else(|| top.target().ok().flatten())
         .unwrap_or(Target::Trn1);
     let model = build_model(
         &neff,

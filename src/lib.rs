@@ -10,6 +10,8 @@
 //! - [`runtime`] (`nrt-runtime`): the Neuron runtime;
 //! - [`conformance`] (`nrt-conformance`): recorded, canonical descriptor-stream traces.
 
+#![warn(missing_docs)]
+
 pub use nrt_conformance as conformance;
 pub use nrt_hal as hal;
 pub use nrt_runtime as runtime;

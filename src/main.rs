@@ -1,7 +1,9 @@
 //! The `nrt-emu` command line.
 
+mod backend;
 mod conform;
 mod inspect;
+mod install;
 mod profile;
 mod run;
 
@@ -33,14 +35,6 @@ impl From<TargetArg> for Target {
             TargetArg::Trn2 => Target::Trn2,
         }
     }
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum BackendArg {
-    /// The simulator.
-    Sim,
-    /// The kernel driver (`/dev/neuron0`).
-    Driver,
 }
 
 #[derive(Subcommand)]
@@ -86,7 +80,7 @@ enum Command {
         file: PathBuf,
         /// The device to record on.
         #[arg(long, value_enum, default_value = "sim")]
-        backend: BackendArg,
+        backend: backend::Backend,
         /// Run on this generation instead of the one the NEFF names.
         #[arg(long, value_enum)]
         target: Option<TargetArg>,
@@ -100,6 +94,10 @@ enum Command {
         #[arg(long, default_value = "0x5eed0001", value_parser = parse_seed)]
         seed: u64,
     },
+    /// Install the drop-in libnrt (libnrt.so.1, the libnrt.so link and the nrt/ndl headers) the
+    /// way the aws-neuronx-runtime-lib package lays it out, from the build this binary is part
+    /// of (`cargo build --release --workspace`).
+    Install(install::InstallArgs),
     /// Name the register or on-chip memory a device address falls in.
     Mmio {
         /// The address (hex with 0x, or decimal).
@@ -123,10 +121,7 @@ fn main() -> ExitCode {
     {
         let args = conform::ConformArgs {
             file,
-            backend: match backend {
-                BackendArg::Sim => conform::Backend::Sim,
-                BackendArg::Driver => conform::Backend::Driver,
-            },
+            backend,
             target: target.map(Target::from),
             snapshot,
             update,
@@ -162,9 +157,9 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             Ok(())
         }
+        Command::Install(args) => install::command(&args),
         Command::Disasm { file } => {
-            let bytes =
-                std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let bytes = read_input(&file)?;
             if bytes.len() % isa::RECORD_SIZE != 0 {
                 return Err(format!(
                     "{}: {} bytes is not a whole number of {}-byte instruction records",
@@ -177,8 +172,7 @@ fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Inspect { file, json, target } => {
-            let bytes =
-                std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let bytes = read_input(&file)?;
             let v = inspect::inspect(&bytes, target.map(Target::from))
                 .map_err(|e| format!("{}: {e}", file.display()))?;
             if json {
@@ -208,6 +202,13 @@ fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+/// A file given on the command line, read through the runtime's bounded reader (regular files
+/// under `NRT_EMU_MAX_NEFF_FILE_BYTES` only).
+pub(crate) fn read_input(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    let max = nrt_emu::runtime::config::RuntimeConfig::from_env().max_neff_file;
+    nrt_emu::runtime::neff::read_file(path, max).map_err(|e| e.to_string())
 }
 
 fn parse_seed(s: &str) -> Result<u64, String> {

@@ -30,8 +30,9 @@ use nrt_emu::sim::profile::ExecProfile;
 use nrt_emu::sim::{Sim, SimConfig};
 use serde_json::{json, Map, Value};
 
-use crate::run::{neff_target, seeded_input};
+use crate::run::neff_target;
 use crate::TargetArg;
+use nrt_emu::sim::values::seeded_input;
 
 /// Arguments of `nrt-emu profile`.
 #[derive(Debug, Args)]

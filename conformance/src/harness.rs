@@ -9,15 +9,15 @@
 //! | [`Phase::Exec1`] | allocating the IO tensors, writing the inputs, the first `execute` (which also sets up the core's exec and IO queues), reading the outputs |
 //! | [`Phase::Exec2`] | zeroing the outputs, the second `execute` — the skip-config path (`reload_seq_config=0`) — and reading the outputs |
 //!
-//! Inputs come from [`seeded_inputs`], which reproduces the zoo's generator (SplitMix64 per
-//! tensor name, values `k/128`), so a run with [`DEFAULT_SEED`] feeds a zoo model exactly its
+//! Inputs come from [`seeded_inputs`], the platform's one seeded generator
+//! ([`nrt_sim::values::seeded_input`]: SplitMix64 per tensor name, values `k/128`), so a run with [`DEFAULT_SEED`] feeds a zoo model exactly its
 //! golden inputs, and `nrt-emu conform` on a NEFF file reproduces the committed snapshots.
 
 use std::sync::Arc;
 
-use nrt_hal::{Dtype, Hal, Target};
+use nrt_hal::{Hal, Target};
 use nrt_runtime::config::RuntimeConfig;
-use nrt_runtime::manifest::{parse_kelf_json, parse_neff_json};
+use nrt_runtime::manifest::top_manifests;
 use nrt_runtime::neff::{Neff, ParseOptions};
 use nrt_runtime::tensor::{Placement, TensorInfo, TensorSet, TensorUsage};
 use nrt_runtime::Runtime;
@@ -142,66 +142,13 @@ impl Conformance {
 /// The generation a NEFF names (`kelf-N.json` `target`), if it parses and names one.
 pub fn neff_target(neff: &[u8]) -> Option<Target> {
     let n = Neff::parse(neff, &ParseOptions::default()).ok()?;
-    let io = parse_neff_json("neff.json", n.member("neff.json")?)
-        .ok()?
-        .io("neff.json")
-        .ok()?;
-    let kelf = parse_kelf_json(&io.kelf_file, n.member(&io.kelf_file)?).ok()?;
-    Target::from_neff_target(&kelf.target)
+    top_manifests(&n).ok()?.target().ok()?
 }
 
-/// SplitMix64 (the zoo's generator, `nrt_fixtures::rng`).
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn for_stream(seed: u64, label: &str) -> Self {
-        let mut h = seed ^ 0x9E37_79B9_7F4A_7C15;
-        for b in label.bytes() {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3);
-        }
-        SplitMix64(h)
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// `k / 128`, `k` uniform in `-128..=128`: exact in every float format down to bf16.
-    fn unit_q(&mut self) -> f32 {
-        let k = (self.next_u64() % 257) as i32 - 128;
-        k as f32 / 128.0
-    }
-}
-
-/// One input's bytes: `size / dtype size` values from the stream named after the tensor,
-/// stored as its dtype (fp8 tensors, which the zoo does not have, get zeros).
+/// One input's bytes: [`nrt_sim::values::seeded_input`] for the tensor's name, dtype and size
+/// (the generator of the zoo's golden inputs and of `nrt-emu run --seed`).
 pub fn seeded_input(info: &TensorInfo, seed: u64) -> Vec<u8> {
-    let n = (info.size / info.dtype.size() as u64) as usize;
-    let mut rng = SplitMix64::for_stream(seed, &info.name);
-    let mut out = Vec::with_capacity(info.size as usize);
-    for _ in 0..n {
-        let v = f64::from(rng.unit_q());
-        match info.dtype {
-            Dtype::F32 | Dtype::F32r => out.extend_from_slice(&(v as f32).to_le_bytes()),
-            Dtype::Bf16 => out.extend_from_slice(&half::bf16::from_f64(v).to_bits().to_le_bytes()),
-            Dtype::F16 => out.extend_from_slice(&half::f16::from_f64(v).to_bits().to_le_bytes()),
-            Dtype::U32 => out.extend_from_slice(&(v.round() as u32).to_le_bytes()),
-            Dtype::I32 => out.extend_from_slice(&(v.round() as i32).to_le_bytes()),
-            Dtype::U16 => out.extend_from_slice(&(v.round() as u16).to_le_bytes()),
-            Dtype::I16 => out.extend_from_slice(&(v.round() as i16).to_le_bytes()),
-            Dtype::U8 => out.push(v.round() as u8),
-            Dtype::I8 => out.push(v.round() as i8 as u8),
-            Dtype::U64 => out.extend_from_slice(&(v.round() as u64).to_le_bytes()),
-            Dtype::I64 => out.extend_from_slice(&(v.round() as i64).to_le_bytes()),
-            Dtype::Fp8E3 | Dtype::Fp8E4 | Dtype::Fp8E5 => out.push(0),
-        }
-    }
-    out.resize(info.size as usize, 0);
-    out
+    nrt_sim::values::seeded_input(seed, &info.name, info.dtype, info.size as usize)
 }
 
 /// The inputs of a model with IO signature `infos` (inputs and outputs; outputs are skipped).

@@ -1,6 +1,6 @@
 //! # nrt-conformance — a model's exact device-facing behaviour as a reviewable text
 //!
-//! DESIGN §6. A [`Recorder`] wraps any [`nrt_hal::Hal`] backend and turns every call — and
+//! docs/ARCHITECTURE.md §8. A [`Recorder`] wraps any [`nrt_hal::Hal`] backend and turns every call — and
 //! every descriptor the device is asked to consume, decoded from ring memory — into a line of a
 //! canonical [`Trace`]: ordered by (core, stream, sequence) so thread interleaving cannot
 //! change it, and symbolic throughout (`#<alloc id>+0x<offset>` per core, `sem[nc0:5]`,
@@ -16,15 +16,16 @@
 //! | [`harness`] | load + two executions under a recorder with seeded inputs: per-phase traces and output digests |
 //!
 //! The committed snapshots (`tests/snapshots/*.snap`, one per zoo model × target × phase) are
-//! checked by `tests/snapshots.rs`; `tests/determinism.rs` is the determinism gate (20 runs,
-//! 1 and 8 threads) and the address-independence test; `tests/sensitivity.rs` shows that a
-//! changed descriptor field fails the check; `tests/backends.rs` shows that the driver backend
+//! checked by `tests/conformance/snapshots.rs`; `determinism.rs` is the determinism gate (20 runs,
+//! 1 and 8 threads) and the address-independence test; `sensitivity.rs` shows that a
+//! changed descriptor field fails the check; `backends.rs` shows that the driver backend
 //! (over the simulator's kernel-ABI emulation) gives the simulator's trace byte for byte.
 //! `nrt-emu conform` runs the harness on a NEFF file and compares with a snapshot document.
 //!
 //! **Assumption** (see [`recorder`]): one stream is driven by one thread at a time — true of the
 //! runtime, whose concurrent work (LNC staging threads) is on different cores.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
 pub mod harness;

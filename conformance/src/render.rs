@@ -212,7 +212,7 @@ pub fn code_lines(base: &str, offset: u64, bytes: &[u8], s: &dyn Symbols) -> Vec
 /// 8-byte-aligned pair of words that forms the address of something known prints as that
 /// symbol (pointer vars, ring-register words); anything else prints as its length and digest.
 pub fn data(bytes: &[u8], s: &dyn Symbols) -> String {
-    if bytes.is_empty() || bytes.len() > 64 || bytes.len() % 4 != 0 {
+    if bytes.is_empty() || bytes.len() > 64 || !bytes.len().is_multiple_of(4) {
         return format!("len={:#x} fnv1a64={:#018x}", bytes.len(), fnv1a64(bytes));
     }
     let words: Vec<u32> = bytes

@@ -1,5 +1,5 @@
 //! libFuzzer wrapper of [`nrt_fuzz::isa::isa_decode`]; the logic lives there (stable, replayed by
-//! `fuzzing/tests/replay.rs`).
+//! `fuzzing/tests/fuzz/replay.rs`).
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| nrt_fuzz::isa::isa_decode(data));

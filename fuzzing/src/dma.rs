@@ -40,24 +40,43 @@ pub const TARGET: Target = Target::Trn1;
 
 /// Operation tags (the first byte of each operation, modulo [`OP_COUNT`]).
 pub mod op {
+    /// Allocate host or device memory on a core.
     pub const ALLOC: u8 = 0;
+    /// Free an allocation of the harness.
     pub const FREE: u8 = 1;
+    /// Write raw bytes (garbage descriptors) into an allocation.
     pub const WRITE: u8 = 2;
+    /// Initialise a DMA queue on two allocations, ring counts and placement unchecked.
     pub const QUEUE_INIT: u8 = 3;
+    /// Push a well-formed m2m copy between two selected addresses onto a queue.
     pub const COPY: u8 = 4;
+    /// Write one raw descriptor at a ring index.
     pub const RAW_DESC: u8 = 5;
+    /// Start descriptors with `dma_queue_copy_start`.
     pub const COPY_START: u8 = 6;
+    /// Start descriptors with a 4-byte store to a tail-increment register.
     pub const TAIL_STORE: u8 = 7;
+    /// Store a 4-byte value at a selected address through the MMIO store path.
     pub const STORE32: u8 = 8;
+    /// Load a 4-byte value from a selected address.
     pub const LOAD32: u8 = 9;
+    /// Let the device run a bounded number of events.
     pub const ADVANCE: u8 = 10;
+    /// Read, set, increment or decrement a semaphore (or an id out of range).
     pub const SEMAPHORE: u8 = 11;
+    /// Set up a notification queue.
     pub const NQ_INIT: u8 = 12;
+    /// Reset the cores of a mask.
     pub const RESET: u8 = 13;
+    /// Read a queue's state and its core's memory usage.
     pub const STATE: u8 = 14;
+    /// Read bytes back from an allocation.
     pub const READ: u8 = 15;
+    /// Fill bytes of an allocation.
     pub const MEMSET: u8 = 16;
+    /// Reprogram a ring through its queue registers.
     pub const QUEUE_REG: u8 = 17;
+    /// Write half of a selected device address into memory (exec requests hold addresses as two words).
     pub const WRITE_ADDR: u8 = 18;
 }
 /// Number of operation kinds.
@@ -228,29 +247,7 @@ impl Rig {
     fn step(&mut self, inp: &mut Input<'_>) {
         let sim = &self.sim;
         match inp.u8() % OP_COUNT {
-            op::ALLOC => {
-                let nc = self.nc(inp);
-                let host = inp.bool();
-                let size = u64::from(inp.u32()) % (MAX_ALLOC + 1);
-                let location = if host {
-                    MemLocation::Host
-                } else {
-                    MemLocation::Device {
-                        channel: self.target.hbm_channel_of(nc),
-                    }
-                };
-                let req = AllocRequest {
-                    size,
-                    align: 0,
-                    location,
-                    nc,
-                    category: MemAllocCategory::TensorsDevice,
-                };
-                if let Ok(h) = sim.mem_alloc(&req) {
-                    let size = sim.mem_info(h).map_or(0, |i| i.size);
-                    self.allocs.push((h, size));
-                }
-            }
+            op::ALLOC => self.op_alloc(inp),
             op::FREE => {
                 if let Some((h, _)) = self.alloc_at(inp.u8()) {
                     let _ = sim.mem_free(h);
@@ -264,87 +261,9 @@ impl Rig {
                     let _ = sim.copy_to_device(h, off, bytes);
                 }
             }
-            op::QUEUE_INIT => {
-                let q = self.queue(inp);
-                let (txs, tx_count, rxs, rx_count) = (inp.u8(), inp.u16(), inp.u8(), inp.u16());
-                let (tx_count, rx_count) = (u32::from(tx_count), u32::from(rx_count));
-                let (Some((tx, _)), Some((rx, _))) = (self.alloc_at(txs), self.alloc_at(rxs))
-                else {
-                    return;
-                };
-                let r = sim.dma_queue_init(
-                    q,
-                    RingSpec {
-                        handle: tx,
-                        count: tx_count,
-                    },
-                    RingSpec {
-                        handle: rx,
-                        count: rx_count,
-                    },
-                );
-                if r.is_ok() {
-                    let geom = |n| RingGeometry::new(n).expect("dma_queue_init accepted the count");
-                    self.queues.insert(
-                        q,
-                        QueueRings {
-                            tx,
-                            rx,
-                            tx_count,
-                            rx_count,
-                            prod: QueueProducer::new(geom(tx_count), geom(rx_count)),
-                        },
-                    );
-                }
-            }
-            op::COPY => {
-                let q = self.queue(inp);
-                let src = self.addr(inp);
-                let dst = self.addr(inp);
-                let len = u64::from(inp.u32() & 0x3_FFFF);
-                let flags = inp.u8();
-                let mut copy = M2mCopy::new(src, dst, len).with_rx_int_en(flags & 1 != 0);
-                if flags & 4 != 0 {
-                    copy = copy.with_barrier(Barrier::WriteBarrier);
-                }
-                let Some(r) = self.queues.get_mut(&q) else {
-                    return;
-                };
-                let (ts, rs) = (r.prod.tx.index(), r.prod.rx.index());
-                let Ok(pairs) = copy.build(&mut r.prod) else {
-                    return;
-                };
-                for (i, p) in pairs.iter().enumerate() {
-                    let i = i as u32;
-                    let t = u64::from((ts + i) % r.tx_count) * 16;
-                    let x = u64::from((rs + i) % r.rx_count) * 16;
-                    let _ = sim.copy_to_device(r.tx, t, &p.tx.to_bytes());
-                    let _ = sim.copy_to_device(r.rx, x, &p.rx.to_bytes());
-                }
-                if flags & 2 != 0 && !pairs.is_empty() {
-                    let n = pairs.len() as u32;
-                    let _ = sim.dma_queue_copy_start(q, n, n);
-                }
-            }
-            op::RAW_DESC => {
-                let q = self.queue(inp);
-                let dir = dir_of(inp.u8());
-                let index = u32::from(inp.u16());
-                let (len_ctrl, meta) = (inp.u32(), inp.u32());
-                let ptr = self.addr(inp);
-                let Some(r) = self.queues.get(&q) else {
-                    return;
-                };
-                let (h, count) = match dir {
-                    Direction::Tx => (r.tx, r.tx_count),
-                    Direction::Rx => (r.rx, r.rx_count),
-                };
-                let mut b = [0u8; 16];
-                b[0..4].copy_from_slice(&len_ctrl.to_le_bytes());
-                b[4..8].copy_from_slice(&meta.to_le_bytes());
-                b[8..16].copy_from_slice(&ptr.raw().to_le_bytes());
-                let _ = sim.copy_to_device(h, u64::from(index % count) * 16, &b);
-            }
+            op::QUEUE_INIT => self.op_queue_init(inp),
+            op::COPY => self.op_copy(inp),
+            op::RAW_DESC => self.op_raw_desc(inp),
             op::COPY_START => {
                 let q = self.queue(inp);
                 let (tx, rx) = (u32::from(inp.u16()), u32::from(inp.u16()));
@@ -385,29 +304,7 @@ impl Rig {
                     _ => sim.event_get(nc, EventId(id)).map(drop),
                 };
             }
-            op::NQ_INIT => {
-                let nc = self.nc(inp);
-                let nq_type = NqType::from_raw(u32::from(inp.u8() % 6)).unwrap_or(NqType::Error);
-                let engine_index = u32::from(inp.u8() % 17);
-                let size = 1u32 << (inp.u8() % 17);
-                let location = if inp.bool() {
-                    MemLocation::Host
-                } else {
-                    MemLocation::Device {
-                        channel: self.target.hbm_channel_of(nc),
-                    }
-                };
-                let req = NqRequest {
-                    nc,
-                    nq_type,
-                    engine_index,
-                    size,
-                    location,
-                };
-                if let Ok(q) = sim.notification_init(&req) {
-                    self.nqs.push(q);
-                }
-            }
+            op::NQ_INIT => self.op_nq_init(inp),
             op::RESET => {
                 let _ = sim.nc_reset(u32::from(inp.u8()));
             }
@@ -453,6 +350,147 @@ impl Rig {
                 // Rings reprogrammed behind the harness's back: forget its producer.
                 self.queues.remove(&q);
             }
+        }
+    }
+
+    /// The `ALLOC` operation (see [`op`]).
+    fn op_alloc(&mut self, inp: &mut Input<'_>) {
+        let sim = &self.sim;
+        let nc = self.nc(inp);
+        let host = inp.bool();
+        let size = u64::from(inp.u32()) % (MAX_ALLOC + 1);
+        let location = if host {
+            MemLocation::Host
+        } else {
+            MemLocation::Device {
+                channel: self.target.hbm_channel_of(nc),
+            }
+        };
+        let req = AllocRequest {
+            size,
+            align: 0,
+            location,
+            nc,
+            category: MemAllocCategory::TensorsDevice,
+        };
+        if let Ok(h) = sim.mem_alloc(&req) {
+            let size = sim.mem_info(h).map_or(0, |i| i.size);
+            self.allocs.push((h, size));
+        }
+    }
+
+    /// The `QUEUE_INIT` operation (see [`op`]).
+    fn op_queue_init(&mut self, inp: &mut Input<'_>) {
+        let sim = &self.sim;
+        let q = self.queue(inp);
+        let (txs, tx_count, rxs, rx_count) = (inp.u8(), inp.u16(), inp.u8(), inp.u16());
+        let (tx_count, rx_count) = (u32::from(tx_count), u32::from(rx_count));
+        let (Some((tx, _)), Some((rx, _))) = (self.alloc_at(txs), self.alloc_at(rxs)) else {
+            return;
+        };
+        let r = sim.dma_queue_init(
+            q,
+            RingSpec {
+                handle: tx,
+                count: tx_count,
+            },
+            RingSpec {
+                handle: rx,
+                count: rx_count,
+            },
+        );
+        if r.is_ok() {
+            let geom = |n| RingGeometry::new(n).expect("dma_queue_init accepted the count");
+            self.queues.insert(
+                q,
+                QueueRings {
+                    tx,
+                    rx,
+                    tx_count,
+                    rx_count,
+                    prod: QueueProducer::new(geom(tx_count), geom(rx_count)),
+                },
+            );
+        }
+    }
+
+    /// The `COPY` operation (see [`op`]).
+    fn op_copy(&mut self, inp: &mut Input<'_>) {
+        let sim = &self.sim;
+        let q = self.queue(inp);
+        let src = self.addr(inp);
+        let dst = self.addr(inp);
+        let len = u64::from(inp.u32() & 0x3_FFFF);
+        let flags = inp.u8();
+        let mut copy = M2mCopy::new(src, dst, len).with_rx_int_en(flags & 1 != 0);
+        if flags & 4 != 0 {
+            copy = copy.with_barrier(Barrier::WriteBarrier);
+        }
+        let Some(r) = self.queues.get_mut(&q) else {
+            return;
+        };
+        let (ts, rs) = (r.prod.tx.index(), r.prod.rx.index());
+        let Ok(pairs) = copy.build(&mut r.prod) else {
+            return;
+        };
+        for (i, p) in pairs.iter().enumerate() {
+            let i = i as u32;
+            let t = u64::from((ts + i) % r.tx_count) * 16;
+            let x = u64::from((rs + i) % r.rx_count) * 16;
+            let _ = sim.copy_to_device(r.tx, t, &p.tx.to_bytes());
+            let _ = sim.copy_to_device(r.rx, x, &p.rx.to_bytes());
+        }
+        if flags & 2 != 0 && !pairs.is_empty() {
+            let n = pairs.len() as u32;
+            let _ = sim.dma_queue_copy_start(q, n, n);
+        }
+    }
+
+    /// The `RAW_DESC` operation (see [`op`]).
+    fn op_raw_desc(&mut self, inp: &mut Input<'_>) {
+        let sim = &self.sim;
+        let q = self.queue(inp);
+        let dir = dir_of(inp.u8());
+        let index = u32::from(inp.u16());
+        let (len_ctrl, meta) = (inp.u32(), inp.u32());
+        let ptr = self.addr(inp);
+        let Some(r) = self.queues.get(&q) else {
+            return;
+        };
+        let (h, count) = match dir {
+            Direction::Tx => (r.tx, r.tx_count),
+            Direction::Rx => (r.rx, r.rx_count),
+        };
+        let mut b = [0u8; 16];
+        b[0..4].copy_from_slice(&len_ctrl.to_le_bytes());
+        b[4..8].copy_from_slice(&meta.to_le_bytes());
+        b[8..16].copy_from_slice(&ptr.raw().to_le_bytes());
+        let _ = sim.copy_to_device(h, u64::from(index % count) * 16, &b);
+    }
+
+    /// The `NQ_INIT` operation (see [`op`]).
+    fn op_nq_init(&mut self, inp: &mut Input<'_>) {
+        let sim = &self.sim;
+        let nc = self.nc(inp);
+        let nq_type = NqType::from_raw(u32::from(inp.u8() % 6)).unwrap_or(NqType::Error);
+        let engine_index = u32::from(inp.u8() % 17);
+        let size = 1u32 << (inp.u8() % 17);
+        let location = if inp.bool() {
+            MemLocation::Host
+        } else {
+            MemLocation::Device {
+                channel: self.target.hbm_channel_of(nc),
+            }
+        };
+        let req = NqRequest {
+            nc,
+            nq_type,
+            engine_index,
+            size,
+            location,
+        };
+        if let Ok(q) = sim.notification_init(&req) {
+            self.nqs.push(q);
         }
     }
 

@@ -1,4 +1,4 @@
-//! Target `kabi`: the kernel-ABI emulation ([`nrt_sim::kabi::EmulatedDriver`], a
+//! Target `kabi`: the kernel-ABI emulation ([`nrt_kabi::EmulatedDriver`], a
 //! [`Syscalls`]) fed arbitrary request numbers and argument bytes, and arbitrary
 //! open / ioctl / mmap / munmap / close sequences, on a fresh trn1 simulator per input.
 //!
@@ -29,7 +29,7 @@ use std::sync::Arc;
 use nrt_hal::abi::{self, Ioctl};
 use nrt_hal::driver::{OFlag, Syscalls};
 use nrt_hal::{Hal, MemHandle, Target};
-use nrt_sim::kabi::{EmulatedDriver, FD_BASE};
+use nrt_kabi::{EmulatedDriver, FD_BASE};
 use nrt_sim::{Sim, SimConfig};
 
 use crate::input::{Input, Out};
@@ -49,9 +49,19 @@ pub enum PointeeLen {
     /// A fixed-size out-value or struct.
     Fixed(usize),
     /// `unit` × the `u32` field at byte `at` of the argument struct.
-    U32 { at: usize, unit: usize },
+    U32 {
+        /// Byte offset of the count field.
+        at: usize,
+        /// Bytes per counted element.
+        unit: usize,
+    },
     /// `unit` × the `u64` field at byte `at` of the argument struct.
-    U64 { at: usize, unit: usize },
+    U64 {
+        /// Byte offset of the count field.
+        at: usize,
+        /// Bytes per counted element.
+        unit: usize,
+    },
 }
 
 /// A user pointer (a `u64` holding an address) inside an ioctl's argument struct.
@@ -70,8 +80,11 @@ const fn fixed(at: usize, len: usize) -> UserPtr {
     }
 }
 
-/// The user pointers of `cmd`'s argument struct (driver-abi.md §2; the **User pointer** fields
+/// The user pointers of `cmd`'s argument struct (docs/driver.md §3; the **User pointer** fields
 /// of `nrt_hal::abi`).
+///
+/// Longer than the ~120-line guideline on purpose: it is a table with one arm per ioctl that
+/// carries user pointers, each naming the fields of that request's struct.
 pub fn user_pointers(cmd: Ioctl) -> Vec<UserPtr> {
     use Ioctl::*;
     macro_rules! by_u32 {
@@ -246,12 +259,19 @@ pub fn clamp_sizes(arg: &mut [u8], ptrs: &[UserPtr]) -> Vec<usize> {
 
 /// Operation tags (first byte modulo [`OP_COUNT`]).
 pub mod op {
+    /// Open a device node (or another path) with selected flags.
     pub const OPEN: u8 = 0;
+    /// Close a descriptor of the harness.
     pub const CLOSE: u8 = 1;
+    /// Issue an ioctl with a request number and argument bytes.
     pub const IOCTL: u8 = 2;
+    /// Map an allocation by its device address.
     pub const MMAP: u8 = 3;
+    /// Unmap a mapping of the harness.
     pub const MUNMAP: u8 = 4;
+    /// Write bytes through a live mapping.
     pub const MAP_WRITE: u8 = 5;
+    /// Let the devices run a bounded number of events.
     pub const ADVANCE: u8 = 6;
 }
 /// Number of operation kinds; IOCTL is drawn for every tag ≥ 7 too, so most operations are
@@ -312,7 +332,7 @@ impl Rig {
         let mut bufs: Vec<Vec<u8>> = Vec::with_capacity(ptrs.len());
         for (p, len) in ptrs.iter().zip(&lens) {
             let choice = inp.u8();
-            let value = if choice % 8 == 0 {
+            let value = if choice.is_multiple_of(8) {
                 0
             } else {
                 // At least one byte so the pointer is a real allocation even for length 0.

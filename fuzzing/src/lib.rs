@@ -3,7 +3,7 @@
 //! Each target is a plain function from arbitrary bytes to `()` that must never panic, hang or
 //! allocate without bound; a panic here is a bug in the crate under test (or a broken harness
 //! invariant, which the panic message names). The libFuzzer wrappers in `fuzz/fuzz_targets/`
-//! (nightly, `cargo fuzz`) only call these functions, so the stable test `tests/replay.rs` can
+//! (nightly, `cargo fuzz`) only call these functions, so the stable test `tests/fuzz/replay.rs` can
 //! replay every committed regression input and every seed through exactly the same code.
 //!
 //! | module | owns | target(s) |
@@ -13,6 +13,7 @@
 //! | [`isa`] | the instruction decoder, its canonical-encoding property and the disassembler | `isa_decode` |
 //! | [`dma`] | descriptor rings built from fuzz bytes, processed by the simulator's DMA engines | `sim_dma` |
 //! | [`kabi`] | the kernel-ABI emulation fed arbitrary request numbers and argument bytes, with user pointers sanitised | `kabi` |
+//! | [`capi`] | random sequences of libnrt C API calls with hostile arguments; device memory back at its baseline after `nrt_close` | `capi` |
 //! | [`seeds`] | seed inputs: the model zoo, the malformed corpus, instruction streams of the zoo, hand-made DMA and kabi programs | — |
 //!
 //! Resource policy: the targets bound what a single input can make the host do (NEFF
@@ -20,6 +21,10 @@
 //! so that libFuzzer's `-rss_limit_mb` / `-malloc_limit_mb` / `-timeout` flag only real defects:
 //! an allocation or a loop that the code under test does not bound by its own limits.
 
+#![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+pub mod capi;
 pub mod dma;
 pub mod input;
 pub mod isa;
@@ -38,6 +43,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("isa_decode", isa::isa_decode),
     ("sim_dma", dma::sim_dma),
     ("kabi", kabi::kabi),
+    ("capi", capi::capi),
 ];
 
 /// The target called `name`.

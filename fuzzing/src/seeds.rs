@@ -3,7 +3,7 @@
 //! the engine instruction streams (`*.bin` members) of the zoo for `isa_decode`, and the
 //! hand-made programs of [`crate::dma::seeds`] and [`crate::kabi::seeds`].
 //!
-//! `nrt-fuzz-seeds <dir>` writes them to `<dir>/<target>/` for libFuzzer; `tests/replay.rs` runs
+//! `nrt-fuzz-seeds <dir>` writes them to `<dir>/<target>/` for libFuzzer; `tests/fuzz/replay.rs` runs
 //! them through the targets directly.
 
 use std::path::{Path, PathBuf};
@@ -70,6 +70,7 @@ pub fn seeds(name: &str) -> Vec<(String, Vec<u8>)> {
         "isa_decode" => instruction_streams(),
         "sim_dma" => crate::dma::seeds(),
         "kabi" => crate::kabi::seeds(),
+        "capi" => crate::capi::seeds(),
         _ => Vec::new(),
     }
 }

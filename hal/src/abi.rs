@@ -1,8 +1,8 @@
 //! The Linux Neuron kernel driver's user-space ABI: ioctl request numbers and the `#[repr(C)]`
 //! argument structs they carry.
 //!
-//! Source of every number: `reference/driver-abi.md` §1 (encoding, request table, return values)
-//! and §2 (struct layouts), which were computed by compiling the driver's own headers
+//! Source of every number: docs/driver.md §2 (encoding, request table, return values)
+//! and docs/driver.md §3 (struct layouts), which were computed by compiling the driver's own headers
 //! (`neuron_ioctl.h`, `share/neuron_driver_shared.h`, aws-neuronx-dkms 2.24.7.0) on x86-64. The
 //! driver backend (`hal::driver`) emits these numbers and structs; the simulator's kernel-ABI
 //! emulation decodes them. Neither side keeps a private copy.
@@ -12,14 +12,14 @@
 //! * [`IOCTL_BASE`] (`'N'`) and one request number per driver ioctl, as `pub const u32` in [`req`]
 //!   and as the enum [`Ioctl`] (with [`Ioctl::request`], [`Ioctl::name`],
 //!   [`Ioctl::from_request`] and [`Ioctl::arg_size`]) for dispatch. Every number is built with
-//!   nix's `request_code_{none,read,write,readwrite}!` macros and pinned to the fact sheet's
-//!   literal by the tests.
+//!   nix's `request_code_{none,read,write,readwrite}!` macros and pinned to the literal of
+//!   docs/driver.md §2.2 by the tests.
 //! * The argument structs, named after the C struct without `neuron_ioctl_` in CamelCase
 //!   (`neuron_ioctl_mem_alloc_v2_mem_type64` → [`MemAllocV2Mt64`]), fields named as in the
 //!   driver. All derive zerocopy's `FromBytes, IntoBytes, Immutable, KnownLayout`; implicit C
 //!   padding is spelled out as `_pad*` byte arrays (always zero when we write them), so the byte
 //!   image is fully defined. Each struct's size and every field offset is asserted at compile
-//!   time against §2.
+//!   time against docs/driver.md §3.
 //! * The enums and constants those structs carry ([`MemAllocCategory`], [`NqType`],
 //!   [`NqDeviceType`], [`DmaQueueType`], [`UdmaState`], [`Arch`], [`MmapBlock`],
 //!   [`MmapResource`], [`DriverFeatures`], [`NC_MAP_DEVICE`], …).
@@ -44,7 +44,7 @@
 //!   `struct X *`) are `u64` here holding a *user-space address* (LP64); the driver reads or
 //!   writes through them with `copy_{from,to}_user`. They are documented as such on each field.
 //!
-//! # Return-value conventions (§1.3)
+//! # Return-value conventions (docs/driver.md §2.3)
 //!
 //! * Most failures are a negative errno (`ioctl()` returns -1 and sets `errno`).
 //! * Many paths return the raw result of `copy_to_user`, i.e. a **positive count of bytes not
@@ -56,7 +56,7 @@
 //!   `DMA_QUEUE_COPY_START`.
 //! * Unknown commands: `-EINVAL` (after the misc-fd fallback).
 //!
-//! # Hazards the driver backend must avoid (fact sheet appendix)
+//! # Hazards the driver backend must avoid (docs/driver.md §12)
 //!
 //! 1. Request numbers encode size 8 for pointer-typed macros; use exactly the values in [`req`].
 //! 2. `MEM_GET_EXTENDED_INFO` overwrites `mem_handle` with a *kernel pointer* and leaves garbage
@@ -237,7 +237,7 @@ ioctl_table! {
     /// Attached-process table (variable-length argument; not modelled).
     DeviceGetAllAppsInfo => DEVICE_GET_ALL_APPS_INFO:
         _IOR(7, PTR_SIZE, "struct neuron_ioctl_get_apps_info *");
-    /// Reads BAR registers at kernel virtual addresses (driver-abi.md §6).
+    /// Reads BAR registers at kernel virtual addresses (docs/driver.md §7).
     BarRead => BAR_READ: _IOR(11, PTR_SIZE, "struct neuron_ioctl_bar_rw *") -> BarRw;
     /// Writes BAR0 registers (write-block list applies); requires attach.
     BarWrite => BAR_WRITE: _IOW(12, PTR_SIZE, "struct neuron_ioctl_bar_rw *") -> BarRw;
@@ -447,7 +447,7 @@ ioctl_table! {
     MemMcGetInfoV2 => MEM_MC_GET_INFO_V2:
         _IOWR(111, size_of::<MemGetMcMmapInfoV2>(), "struct neuron_ioctl_mem_get_mc_mmap_info_v2")
         -> MemGetMcMmapInfoV2;
-    /// mmap offset and size of a special resource (driver-abi.md §6).
+    /// mmap offset and size of a special resource (docs/driver.md §7).
     ResourceMmapInfo => RESOURCE_MMAP_INFO:
         _IOWR(112, size_of::<ResourceMmapInfo>(), "struct neuron_ioctl_resource_mmap_info")
         -> ResourceMmapInfo;
@@ -490,7 +490,7 @@ ioctl_table! {
         -> DmaQueueInitBatch;
 }
 
-// The fact sheet's numbers are for the generic Linux encoding; nix encodes differently on
+// The numbers of docs/driver.md §2.2 are for the generic Linux encoding; nix encodes differently on
 // mips/powerpc/sparc, where the driver does not exist. Fail the build there rather than emit
 // numbers no Neuron driver understands (and that `ioc_*` would mis-decode).
 const _: () = assert!(req::SEMAPHORE_INCREMENT == 0x8008_4E29);
@@ -531,7 +531,7 @@ impl core::fmt::Display for Ioctl {
 // Argument structs
 // ---------------------------------------------------------------------------------------------
 
-/// Compile-time size and field-offset assertions against driver-abi.md §2.
+/// Compile-time size and field-offset assertions against docs/driver.md §3.
 macro_rules! assert_layout {
     ($t:ty = $size:literal { $($field:ident @ $off:literal),* $(,)? }) => {
         const _: () = {
@@ -714,7 +714,7 @@ wire_struct! {
         pub version: u32,
         /// Out: 1 if host memory.
         pub host_memory: u32,
-        /// Out: mmap offset (= `pa`, driver-abi.md §6).
+        /// Out: mmap offset (= `pa`, docs/driver.md §7).
         pub mmap_offset: u64,
         /// Out: device-visible address (host allocations include the PCIe host-base bit).
         pub pa: u64,
@@ -870,7 +870,7 @@ assert_layout!(MemCopyAsync64 = 56 {
 
 wire_struct! {
     /// `struct neuron_ioctl_mem_copy_async` (48 bytes, [`Ioctl::MemCopyAsync`]). Layout from
-    /// `neuron_ioctl.h`; the fact sheet confirms only its size (through the request number).
+    /// `neuron_ioctl.h`; docs/driver.md §2.2 confirms only its size (through the request number).
     pub struct MemCopyAsync {
         /// In: source handle.
         pub src_mem_handle: u64,
@@ -966,7 +966,7 @@ assert_layout!(ProgramEngine = 24 { dst @ 0, buffer @ 8, size @ 16, offset @ 20 
 wire_struct! {
     /// `struct neuron_ioctl_program_engine_nc64` (40 bytes, [`Ioctl::ProgramEngineNc64`]):
     /// copies `buffer + offset` → `dst + offset`; the range must lie in the arch's allowed
-    /// regions (driver-abi.md §7.4).
+    /// regions (docs/driver.md §8.4).
     pub struct ProgramEngineNc64 {
         /// In: core index.
         pub nc_id: u32,
@@ -1013,7 +1013,7 @@ wire_struct! {
     /// `struct neuron_ioctl_dma_queue_init` (48 bytes, [`Ioctl::DmaQueueInit`]; also the entry of
     /// [`DmaQueueInitBatch`]).
     pub struct DmaQueueInit {
-        /// In: DMA engine index (device-global, driver-abi.md §8).
+        /// In: DMA engine index (device-global, docs/driver.md §9).
         pub eng_id: u32,
         /// In: queue index in the engine, < 16.
         pub qid: u32,
@@ -1842,7 +1842,7 @@ impl MemAllocCategory {
 }
 
 wire_enum! {
-    /// `enum NQ_TYPE`: notification-queue types (driver-abi.md §5).
+    /// `enum NQ_TYPE`: notification-queue types (docs/driver.md §6).
     pub enum NqType: from_raw {
         /// Implicit, per instruction.
         Trace = 0,
@@ -1940,7 +1940,7 @@ wire_enum! {
 }
 
 impl Arch {
-    /// The runtime ABI versions driver 2.24.7.0 accepts on this arch (driver-abi.md §9), as
+    /// The runtime ABI versions driver 2.24.7.0 accepts on this arch (docs/driver.md §10), as
     /// COMPATIBLE_VERSION reports them: v1 2..=7, v2 5..=7, v3 10..=11.
     pub const fn compatible_version(self) -> CompatibleVersion {
         match self {

@@ -19,7 +19,7 @@ pub struct AddrOverflow {
 
 /// A device-visible physical address: what a DMA descriptor's `buf_ptr` holds, what
 /// `MEM_GET_EXTENDED_INFO` reports as `pa`, and what the driver accepts as an mmap offset
-/// (driver-abi.md §6). Host DMA memory appears in this space above the target's host window.
+/// (docs/driver.md §7). Host DMA memory appears in this space above the target's host window.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct DeviceAddr(u64);
 
@@ -118,7 +118,7 @@ impl AddrRange {
 }
 
 /// A driver memory handle: a small integer starting at 1, 0 being invalid, recycled LIFO
-/// (driver-abi.md §7.2).
+/// (docs/driver.md §8.2).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct MemHandle(core::num::NonZeroU64);
 
@@ -183,12 +183,12 @@ index_newtype!(
 );
 index_newtype!(
     /// A DMA engine index *local to its core* (0..16). The device-global engine number the driver
-    /// uses is `nc * 16 + local` (driver-abi.md §8.1); see [`DmaEngine::global`].
+    /// uses is `nc * 16 + local` (docs/driver.md §9.1); see [`DmaEngine::global`].
     DmaEngine(u32),
     "e"
 );
 index_newtype!(
-    /// A queue within a DMA engine (0..16, driver-abi.md §2.8 `DMA_MAX_Q_V4`).
+    /// A queue within a DMA engine (0..16, docs/driver.md §11 `DMA_MAX_Q_V4`).
     QueueId(u32),
     "q"
 );
@@ -204,11 +204,11 @@ index_newtype!(
 );
 
 impl DmaEngine {
-    /// Number of DMA engines each NeuronCore owns on v2 and v3 (driver-abi.md §2.8).
+    /// Number of DMA engines each NeuronCore owns on v2 and v3 (docs/driver.md §11).
     pub const PER_CORE: u32 = 16;
 
     /// The device-global engine number the driver's ioctls take (`eng_id`):
-    /// core `nc` owns engines `16*nc .. 16*nc + 15` (driver-abi.md §8.1).
+    /// core `nc` owns engines `16*nc .. 16*nc + 15` (docs/driver.md §9.1).
     pub fn global(self, nc: NcIndex) -> u32 {
         nc.0 * Self::PER_CORE + self.0
     }
@@ -247,8 +247,8 @@ impl fmt::Display for QueueRef {
     }
 }
 
-/// The five compute engines of a NeuronCore (reference neff-isa-nrt.md §11.1), in the order the
-/// runtime fills `device_exec_request_t.eng_addresses_*` (seed 003 §3: PE, ACT, POOL, DVE, SP).
+/// The five compute engines of a NeuronCore (docs/isa.md §2.1), in the order the
+/// runtime fills `device_exec_request_t.eng_addresses_*` (docs/exec.md §2: PE, ACT, POOL, DVE, SP).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
 pub enum EngineKind {

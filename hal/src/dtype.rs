@@ -1,7 +1,7 @@
 //! Storage data types.
 //!
-//! One enum serves the public API (`nrt_dtype_t`, reference neff-isa-nrt.md §12.1), the NEFF
-//! manifests (`neff.json` `dltype`, engine-JSON `from_dtype`/`to_dtype`, §4 and §7.1) and the
+//! One enum serves the public API (`nrt_dtype_t`, docs/c-api.md §3.2), the NEFF
+//! manifests (`neff.json` `dltype`, engine-JSON `from_dtype`/`to_dtype`, docs/neff.md §5 and §8.2) and the
 //! instruction encoding's access patterns (5-bit dtype field, see [`crate::isa`]). The numeric
 //! value of each variant is its `nrt_dtype_t` code, so the three never need a translation table.
 
@@ -97,8 +97,26 @@ impl Dtype {
         )
     }
 
+    /// The numpy `descr` a tensor of this type is exchanged as in `.npy` files
+    /// (little-endian; `|` for one-byte types). bfloat16 and the fp8 formats have no numpy type:
+    /// they travel as unsigned integers of their width, i.e. their bit patterns.
+    pub const fn npy_descr(self) -> &'static str {
+        match self {
+            Dtype::F32 | Dtype::F32r => "<f4",
+            Dtype::F16 => "<f2",
+            Dtype::Bf16 | Dtype::U16 => "<u2",
+            Dtype::I16 => "<i2",
+            Dtype::I32 => "<i4",
+            Dtype::U32 => "<u4",
+            Dtype::I64 => "<i8",
+            Dtype::U64 => "<u8",
+            Dtype::I8 => "|i1",
+            Dtype::U8 | Dtype::Fp8E3 | Dtype::Fp8E4 | Dtype::Fp8E5 => "|u1",
+        }
+    }
+
     /// The name used in NEFF manifests: `neff.json` `dltype` and the engine-JSON DMA
-    /// `from_dtype`/`to_dtype` (reference §7.1: float8e3/e4/e5, float16, float32, float32r,
+    /// `from_dtype`/`to_dtype` (docs/neff.md §8.2: float8e3/e4/e5, float16, float32, float32r,
     /// bfloat16, (u)int8/16/32/64).
     pub const fn neff_name(self) -> &'static str {
         match self {
@@ -177,7 +195,7 @@ mod tests {
 
     #[test]
     fn codes_are_nrt_dtype_values() {
-        // nrt.h nrt_dtype_t, reference §12.1.
+        // nrt.h nrt_dtype_t, docs/c-api.md §3.2.
         assert_eq!(Dtype::U64.code(), 1);
         assert_eq!(Dtype::Bf16.code(), 6);
         assert_eq!(Dtype::F16.code(), 7);

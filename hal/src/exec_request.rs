@@ -1,6 +1,6 @@
 //! `device_exec_request_t`, the 52-byte request the runtime copies to device memory to start one
 //! execution on a NeuronCore, and the 4-byte `cc_dma_increment` trailer that follows it
-//! (seed 003 §3).
+//! (docs/exec.md §2).
 //!
 //! Layout of the request buffer (all fields little-endian `u32`):
 //!

@@ -1,10 +1,10 @@
 //! The [`Hal`] trait: the one device interface the runtime is written against.
 //!
-//! Its shape follows the kernel driver's ioctl set (reference driver-abi.md §1.2): one method per
+//! Its shape follows the kernel driver's ioctl set (docs/driver.md §2.2): one method per
 //! operation the runtime needs — device info; memory alloc / free / copy in / copy out / memset /
 //! physical address / map into the process; DMA queue init and copy-start (tail increment);
 //! semaphore read / write / increment / decrement; event set / get; notification-queue init;
-//! core reset — plus [`Hal::wait`], through which time passes (DESIGN §2).
+//! core reset — plus [`Hal::wait`], through which time passes (docs/ARCHITECTURE.md §4).
 //!
 //! Two backends implement it: `nrt-sim`'s simulated device and the driver backend over
 //! `/dev/neuronN`. The runtime never asks which one it runs on; differences (memory sizes, clock
@@ -88,7 +88,7 @@ pub enum HalError {
     Os {
         /// The ioctl (or syscall) name, e.g. `MEM_ALLOC_V2MT64`.
         ioctl: &'static str,
-        /// The errno value (or the driver's positive return code, ABI §1.3).
+        /// The errno value (or the driver's positive return code, docs/driver.md §2.3).
         errno: i32,
         /// The OS's description.
         message: String,
@@ -119,7 +119,7 @@ impl fmt::Display for MemLocation {
     }
 }
 
-/// An allocation request (the fields of `MEM_ALLOC_V2MT64`, ABI §2.1).
+/// An allocation request (the fields of `MEM_ALLOC_V2MT64`, docs/driver.md §3.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AllocRequest {
     /// Bytes; the backend rounds up to 4 KiB pages.
@@ -134,7 +134,7 @@ pub struct AllocRequest {
     pub category: MemAllocCategory,
 }
 
-/// What the backend knows about an allocation (`MEM_GET_EXTENDED_INFO`, ABI §2.2).
+/// What the backend knows about an allocation (`MEM_GET_EXTENDED_INFO`, docs/driver.md §3.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemInfo {
     /// Device-visible physical address of the first byte.
@@ -168,7 +168,7 @@ unsafe impl Send for Mapping {}
 unsafe impl Sync for Mapping {}
 
 /// One ring of a DMA queue: the allocation backing it and its length in descriptors. The ring
-/// starts at the first byte of the allocation (ABI §3.4).
+/// starts at the first byte of the allocation (docs/driver.md §4.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RingSpec {
     /// The memory holding the 16-byte descriptors.
@@ -177,7 +177,7 @@ pub struct RingSpec {
     pub count: u32,
 }
 
-/// Software status of a DMA queue (`neuron_dma_queue_state.sw_status`, ABI §2.4).
+/// Software status of a DMA queue (`neuron_dma_queue_state.sw_status`, docs/driver.md §3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueStatus {
     /// Not initialised, or reset.
@@ -203,7 +203,7 @@ pub struct QueueState {
     pub rx_tail: u32,
 }
 
-/// A notification-queue request (`NOTIFICATIONS_INIT_V2`, ABI §2.6).
+/// A notification-queue request (`NOTIFICATIONS_INIT_V2`, docs/driver.md §3.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NqRequest {
     /// The core.
@@ -234,14 +234,12 @@ pub struct NotificationQueue {
 pub struct DeviceInfo {
     /// The generation.
     pub target: Target,
-    /// PCI revision (ABI §2.7: 255 = qemu, 240 = emulator; the simulator reports 240).
+    /// PCI revision (docs/driver.md §3.7: 255 = qemu, 240 = emulator; the simulator reports 240).
     pub revision: u32,
     /// Number of NeuronCores.
     pub nc_count: u32,
     /// The runtime-ABI versions the driver accepts, (min, max).
     pub abi_version_range: (u32, u32),
-    /// A free-form description of the backend's device (for logs).
-    pub description: String,
 }
 
 /// Memory accounted to one core (driver sysfs `memory_usage`).
@@ -297,11 +295,6 @@ pub enum WaitCondition {
         /// Value compared against.
         value: u32,
     },
-    /// Core `nc` (or the whole device) has no queued or running work.
-    Idle {
-        /// The core, or `None` for every core.
-        nc: Option<NcIndex>,
-    },
 }
 
 /// The Neuron device interface.
@@ -330,7 +323,7 @@ pub trait Hal: Send + Sync {
     /// Fills `size` bytes at `offset` with `value` (`MEMSET64`).
     fn memset(&self, handle: MemHandle, offset: u64, value: u8, size: u64) -> HalResult<()>;
 
-    /// Maps a whole allocation into the process (mmap at offset = its physical address, ABI §6).
+    /// Maps a whole allocation into the process (mmap at offset = its physical address, docs/driver.md §7).
     ///
     /// # Safety
     ///
@@ -405,114 +398,273 @@ pub trait Hal: Send + Sync {
     fn memory_usage(&self, nc: NcIndex) -> HalResult<CoreMemUsage>;
 }
 
-/// Implements the listed [`Hal`] methods of a decorator by forwarding them to the field
-/// `$inner` (anything that derefs to a `Hal`), so a decorator writes out only the methods it
-/// changes:
+/// The name of every [`Hal`] method, in trait order, as [`HalLayer::on_call`] reports them.
+pub const HAL_METHODS: [&str; 22] = [
+    "device_info",
+    "mem_alloc",
+    "mem_free",
+    "mem_info",
+    "copy_to_device",
+    "copy_from_device",
+    "memset",
+    "map",
+    "unmap",
+    "dma_queue_init",
+    "dma_queue_copy_start",
+    "dma_queue_state",
+    "semaphore_read",
+    "semaphore_write",
+    "semaphore_increment",
+    "semaphore_decrement",
+    "event_set",
+    "event_get",
+    "notification_init",
+    "nc_reset",
+    "wait",
+    "memory_usage",
+];
+
+/// A decorator of a [`Hal`]: a backend wrapped to observe or change some of its calls (the
+/// conformance recorder, fault and mutation layers in tests, benchmark harnesses).
 ///
-/// ```ignore
-/// impl Hal for Counting {
+/// A layer names the backend it wraps ([`HalLayer::inner`]); every method of [`Hal`] is
+/// provided here, forwarding to that backend, and the blanket `impl<L: HalLayer> Hal for L`
+/// makes each layer a [`Hal`]. A layer overrides only the methods it changes, and when the
+/// trait grows, the new method forwards without touching any layer.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use nrt_hal::{Hal, HalLayer, HalResult, NcIndex, SemaphoreId};
+///
+/// /// Counts doorbells (semaphore increments) and forwards everything.
+/// struct Doorbells<H> {
+///     inner: H,
+///     rung: AtomicU64,
+/// }
+///
+/// impl<H: Hal> HalLayer for Doorbells<H> {
+///     type Inner = H;
+///     fn inner(&self) -> &H {
+///         &self.inner
+///     }
 ///     fn semaphore_increment(&self, nc: NcIndex, sem: SemaphoreId, n: u32) -> HalResult<()> {
-///         self.doorbells.fetch_add(1, Ordering::Relaxed);
+///         self.rung.fetch_add(1, Ordering::Relaxed);
 ///         self.inner.semaphore_increment(nc, sem, n)
 ///     }
-///     nrt_hal::forward_hal!(inner; device_info, mem_alloc, mem_free /* … */);
 /// }
 /// ```
-#[macro_export]
-macro_rules! forward_hal {
-    ($inner:ident; $($method:ident),* $(,)?) => { $( $crate::forward_hal!(@one $inner $method); )* };
-    (@one $i:ident device_info) => {
-        fn device_info(&self) -> $crate::HalResult<$crate::hal::DeviceInfo> { self.$i.device_info() }
-    };
-    (@one $i:ident mem_alloc) => {
-        fn mem_alloc(&self, req: &$crate::hal::AllocRequest) -> $crate::HalResult<$crate::MemHandle> { self.$i.mem_alloc(req) }
-    };
-    (@one $i:ident mem_free) => {
-        fn mem_free(&self, handle: $crate::MemHandle) -> $crate::HalResult<()> { self.$i.mem_free(handle) }
-    };
-    (@one $i:ident mem_info) => {
-        fn mem_info(&self, handle: $crate::MemHandle) -> $crate::HalResult<$crate::hal::MemInfo> { self.$i.mem_info(handle) }
-    };
-    (@one $i:ident copy_to_device) => {
-        fn copy_to_device(&self, handle: $crate::MemHandle, offset: u64, src: &[u8]) -> $crate::HalResult<()> {
-            self.$i.copy_to_device(handle, offset, src)
-        }
-    };
-    (@one $i:ident copy_from_device) => {
-        fn copy_from_device(&self, handle: $crate::MemHandle, offset: u64, dst: &mut [u8]) -> $crate::HalResult<()> {
-            self.$i.copy_from_device(handle, offset, dst)
-        }
-    };
-    (@one $i:ident memset) => {
-        fn memset(&self, handle: $crate::MemHandle, offset: u64, value: u8, size: u64) -> $crate::HalResult<()> {
-            self.$i.memset(handle, offset, value, size)
-        }
-    };
-    (@one $i:ident map) => {
-        unsafe fn map(&self, handle: $crate::MemHandle) -> $crate::HalResult<$crate::hal::Mapping> {
-            // SAFETY: the caller upholds `Hal::map`'s contract, which forwarding preserves.
-            unsafe { self.$i.map(handle) }
-        }
-    };
-    (@one $i:ident unmap) => {
-        unsafe fn unmap(&self, mapping: $crate::hal::Mapping) -> $crate::HalResult<()> {
-            // SAFETY: `mapping` came from `map`, which forwards to the same inner backend.
-            unsafe { self.$i.unmap(mapping) }
-        }
-    };
-    (@one $i:ident dma_queue_init) => {
-        fn dma_queue_init(&self, queue: $crate::QueueRef, tx: $crate::hal::RingSpec, rx: $crate::hal::RingSpec) -> $crate::HalResult<()> {
-            self.$i.dma_queue_init(queue, tx, rx)
-        }
-    };
-    (@one $i:ident dma_queue_copy_start) => {
-        fn dma_queue_copy_start(&self, queue: $crate::QueueRef, tx_count: u32, rx_count: u32) -> $crate::HalResult<()> {
-            self.$i.dma_queue_copy_start(queue, tx_count, rx_count)
-        }
-    };
-    (@one $i:ident dma_queue_state) => {
-        fn dma_queue_state(&self, queue: $crate::QueueRef) -> $crate::HalResult<$crate::hal::QueueState> { self.$i.dma_queue_state(queue) }
-    };
-    (@one $i:ident semaphore_read) => {
-        fn semaphore_read(&self, nc: $crate::NcIndex, sem: $crate::SemaphoreId) -> $crate::HalResult<i32> { self.$i.semaphore_read(nc, sem) }
-    };
-    (@one $i:ident semaphore_write) => {
-        fn semaphore_write(&self, nc: $crate::NcIndex, sem: $crate::SemaphoreId, value: i32) -> $crate::HalResult<()> {
-            self.$i.semaphore_write(nc, sem, value)
-        }
-    };
-    (@one $i:ident semaphore_increment) => {
-        fn semaphore_increment(&self, nc: $crate::NcIndex, sem: $crate::SemaphoreId, amount: u32) -> $crate::HalResult<()> {
-            self.$i.semaphore_increment(nc, sem, amount)
-        }
-    };
-    (@one $i:ident semaphore_decrement) => {
-        fn semaphore_decrement(&self, nc: $crate::NcIndex, sem: $crate::SemaphoreId, amount: u32) -> $crate::HalResult<()> {
-            self.$i.semaphore_decrement(nc, sem, amount)
-        }
-    };
-    (@one $i:ident event_set) => {
-        fn event_set(&self, nc: $crate::NcIndex, event: $crate::EventId, value: u32) -> $crate::HalResult<()> {
-            self.$i.event_set(nc, event, value)
-        }
-    };
-    (@one $i:ident event_get) => {
-        fn event_get(&self, nc: $crate::NcIndex, event: $crate::EventId) -> $crate::HalResult<u32> { self.$i.event_get(nc, event) }
-    };
-    (@one $i:ident notification_init) => {
-        fn notification_init(&self, req: &$crate::hal::NqRequest) -> $crate::HalResult<$crate::hal::NotificationQueue> {
-            self.$i.notification_init(req)
-        }
-    };
-    (@one $i:ident nc_reset) => {
-        fn nc_reset(&self, nc_mask: u32) -> $crate::HalResult<()> { self.$i.nc_reset(nc_mask) }
-    };
-    (@one $i:ident wait) => {
-        fn wait(&self, cond: &$crate::hal::WaitCondition, timeout: ::core::time::Duration) -> $crate::HalResult<()> {
-            self.$i.wait(cond, timeout)
-        }
-    };
-    (@one $i:ident memory_usage) => {
-        fn memory_usage(&self, nc: $crate::NcIndex) -> $crate::HalResult<$crate::hal::CoreMemUsage> { self.$i.memory_usage(nc) }
-    };
+///
+/// The methods share their names with [`Hal`]'s, so a module that calls them on a layer
+/// (rather than implementing one) imports only [`Hal`].
+pub trait HalLayer: Send + Sync {
+    /// The backend this layer wraps.
+    type Inner: Hal + ?Sized;
+
+    /// The wrapped backend; every method not overridden forwards to it.
+    fn inner(&self) -> &Self::Inner;
+
+    /// Called before every [`Hal`] method of the layer with the method's name (one of
+    /// [`HAL_METHODS`]); does nothing unless overridden. A layer that counts or logs calls
+    /// overrides only this.
+    fn on_call(&self, method: &'static str) {
+        let _ = method;
+    }
+
+    /// [`Hal::device_info`].
+    fn device_info(&self) -> HalResult<DeviceInfo> {
+        self.inner().device_info()
+    }
+    /// [`Hal::mem_alloc`].
+    fn mem_alloc(&self, req: &AllocRequest) -> HalResult<MemHandle> {
+        self.inner().mem_alloc(req)
+    }
+    /// [`Hal::mem_free`].
+    fn mem_free(&self, handle: MemHandle) -> HalResult<()> {
+        self.inner().mem_free(handle)
+    }
+    /// [`Hal::mem_info`].
+    fn mem_info(&self, handle: MemHandle) -> HalResult<MemInfo> {
+        self.inner().mem_info(handle)
+    }
+    /// [`Hal::copy_to_device`].
+    fn copy_to_device(&self, handle: MemHandle, offset: u64, src: &[u8]) -> HalResult<()> {
+        self.inner().copy_to_device(handle, offset, src)
+    }
+    /// [`Hal::copy_from_device`].
+    fn copy_from_device(&self, handle: MemHandle, offset: u64, dst: &mut [u8]) -> HalResult<()> {
+        self.inner().copy_from_device(handle, offset, dst)
+    }
+    /// [`Hal::memset`].
+    fn memset(&self, handle: MemHandle, offset: u64, value: u8, size: u64) -> HalResult<()> {
+        self.inner().memset(handle, offset, value, size)
+    }
+    /// [`Hal::map`].
+    ///
+    /// # Safety
+    ///
+    /// As [`Hal::map`].
+    unsafe fn map(&self, handle: MemHandle) -> HalResult<Mapping> {
+        // SAFETY: the caller upholds `Hal::map`'s contract for this call, and the mapping comes
+        // from the inner backend, whose memory it aliases; forwarding changes neither.
+        unsafe { self.inner().map(handle) }
+    }
+    /// [`Hal::unmap`].
+    ///
+    /// # Safety
+    ///
+    /// As [`Hal::unmap`]: `mapping` came from [`HalLayer::map`] of this layer (so from the inner
+    /// backend) and is no longer used.
+    unsafe fn unmap(&self, mapping: Mapping) -> HalResult<()> {
+        // SAFETY: per this method's contract the mapping came from the inner backend's `map`
+        // and nothing derived from it is used afterwards.
+        unsafe { self.inner().unmap(mapping) }
+    }
+    /// [`Hal::dma_queue_init`].
+    fn dma_queue_init(&self, queue: QueueRef, tx: RingSpec, rx: RingSpec) -> HalResult<()> {
+        self.inner().dma_queue_init(queue, tx, rx)
+    }
+    /// [`Hal::dma_queue_copy_start`].
+    fn dma_queue_copy_start(&self, queue: QueueRef, tx_count: u32, rx_count: u32) -> HalResult<()> {
+        self.inner().dma_queue_copy_start(queue, tx_count, rx_count)
+    }
+    /// [`Hal::dma_queue_state`].
+    fn dma_queue_state(&self, queue: QueueRef) -> HalResult<QueueState> {
+        self.inner().dma_queue_state(queue)
+    }
+    /// [`Hal::semaphore_read`].
+    fn semaphore_read(&self, nc: NcIndex, sem: SemaphoreId) -> HalResult<i32> {
+        self.inner().semaphore_read(nc, sem)
+    }
+    /// [`Hal::semaphore_write`].
+    fn semaphore_write(&self, nc: NcIndex, sem: SemaphoreId, value: i32) -> HalResult<()> {
+        self.inner().semaphore_write(nc, sem, value)
+    }
+    /// [`Hal::semaphore_increment`].
+    fn semaphore_increment(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
+        self.inner().semaphore_increment(nc, sem, amount)
+    }
+    /// [`Hal::semaphore_decrement`].
+    fn semaphore_decrement(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
+        self.inner().semaphore_decrement(nc, sem, amount)
+    }
+    /// [`Hal::event_set`].
+    fn event_set(&self, nc: NcIndex, event: EventId, value: u32) -> HalResult<()> {
+        self.inner().event_set(nc, event, value)
+    }
+    /// [`Hal::event_get`].
+    fn event_get(&self, nc: NcIndex, event: EventId) -> HalResult<u32> {
+        self.inner().event_get(nc, event)
+    }
+    /// [`Hal::notification_init`].
+    fn notification_init(&self, req: &NqRequest) -> HalResult<NotificationQueue> {
+        self.inner().notification_init(req)
+    }
+    /// [`Hal::nc_reset`].
+    fn nc_reset(&self, nc_mask: u32) -> HalResult<()> {
+        self.inner().nc_reset(nc_mask)
+    }
+    /// [`Hal::wait`].
+    fn wait(&self, cond: &WaitCondition, timeout: Duration) -> HalResult<()> {
+        self.inner().wait(cond, timeout)
+    }
+    /// [`Hal::memory_usage`].
+    fn memory_usage(&self, nc: NcIndex) -> HalResult<CoreMemUsage> {
+        self.inner().memory_usage(nc)
+    }
+}
+
+/// Every layer is a [`Hal`]: each method reports the call to [`HalLayer::on_call`], then calls
+/// the layer's (overridden or forwarding) method.
+impl<L: HalLayer> Hal for L {
+    fn device_info(&self) -> HalResult<DeviceInfo> {
+        self.on_call("device_info");
+        HalLayer::device_info(self)
+    }
+    fn mem_alloc(&self, req: &AllocRequest) -> HalResult<MemHandle> {
+        self.on_call("mem_alloc");
+        HalLayer::mem_alloc(self, req)
+    }
+    fn mem_free(&self, handle: MemHandle) -> HalResult<()> {
+        self.on_call("mem_free");
+        HalLayer::mem_free(self, handle)
+    }
+    fn mem_info(&self, handle: MemHandle) -> HalResult<MemInfo> {
+        self.on_call("mem_info");
+        HalLayer::mem_info(self, handle)
+    }
+    fn copy_to_device(&self, handle: MemHandle, offset: u64, src: &[u8]) -> HalResult<()> {
+        self.on_call("copy_to_device");
+        HalLayer::copy_to_device(self, handle, offset, src)
+    }
+    fn copy_from_device(&self, handle: MemHandle, offset: u64, dst: &mut [u8]) -> HalResult<()> {
+        self.on_call("copy_from_device");
+        HalLayer::copy_from_device(self, handle, offset, dst)
+    }
+    fn memset(&self, handle: MemHandle, offset: u64, value: u8, size: u64) -> HalResult<()> {
+        self.on_call("memset");
+        HalLayer::memset(self, handle, offset, value, size)
+    }
+    unsafe fn map(&self, handle: MemHandle) -> HalResult<Mapping> {
+        self.on_call("map");
+        // SAFETY: the caller upholds `Hal::map`'s contract, which is `HalLayer::map`'s.
+        unsafe { HalLayer::map(self, handle) }
+    }
+    unsafe fn unmap(&self, mapping: Mapping) -> HalResult<()> {
+        self.on_call("unmap");
+        // SAFETY: the mapping came from `Hal::map` of this layer, i.e. from `HalLayer::map`,
+        // and is no longer used: `HalLayer::unmap`'s contract.
+        unsafe { HalLayer::unmap(self, mapping) }
+    }
+    fn dma_queue_init(&self, queue: QueueRef, tx: RingSpec, rx: RingSpec) -> HalResult<()> {
+        self.on_call("dma_queue_init");
+        HalLayer::dma_queue_init(self, queue, tx, rx)
+    }
+    fn dma_queue_copy_start(&self, queue: QueueRef, tx_count: u32, rx_count: u32) -> HalResult<()> {
+        self.on_call("dma_queue_copy_start");
+        HalLayer::dma_queue_copy_start(self, queue, tx_count, rx_count)
+    }
+    fn dma_queue_state(&self, queue: QueueRef) -> HalResult<QueueState> {
+        self.on_call("dma_queue_state");
+        HalLayer::dma_queue_state(self, queue)
+    }
+    fn semaphore_read(&self, nc: NcIndex, sem: SemaphoreId) -> HalResult<i32> {
+        self.on_call("semaphore_read");
+        HalLayer::semaphore_read(self, nc, sem)
+    }
+    fn semaphore_write(&self, nc: NcIndex, sem: SemaphoreId, value: i32) -> HalResult<()> {
+        self.on_call("semaphore_write");
+        HalLayer::semaphore_write(self, nc, sem, value)
+    }
+    fn semaphore_increment(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
+        self.on_call("semaphore_increment");
+        HalLayer::semaphore_increment(self, nc, sem, amount)
+    }
+    fn semaphore_decrement(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
+        self.on_call("semaphore_decrement");
+        HalLayer::semaphore_decrement(self, nc, sem, amount)
+    }
+    fn event_set(&self, nc: NcIndex, event: EventId, value: u32) -> HalResult<()> {
+        self.on_call("event_set");
+        HalLayer::event_set(self, nc, event, value)
+    }
+    fn event_get(&self, nc: NcIndex, event: EventId) -> HalResult<u32> {
+        self.on_call("event_get");
+        HalLayer::event_get(self, nc, event)
+    }
+    fn notification_init(&self, req: &NqRequest) -> HalResult<NotificationQueue> {
+        self.on_call("notification_init");
+        HalLayer::notification_init(self, req)
+    }
+    fn nc_reset(&self, nc_mask: u32) -> HalResult<()> {
+        self.on_call("nc_reset");
+        HalLayer::nc_reset(self, nc_mask)
+    }
+    fn wait(&self, cond: &WaitCondition, timeout: Duration) -> HalResult<()> {
+        self.on_call("wait");
+        HalLayer::wait(self, cond, timeout)
+    }
+    fn memory_usage(&self, nc: NcIndex) -> HalResult<CoreMemUsage> {
+        self.on_call("memory_usage");
+        HalLayer::memory_usage(self, nc)
+    }
 }

@@ -1,7 +1,7 @@
 //! The notification-queue entry format — the reference for this platform.
 //!
 //! The kernel driver allocates notification queues (NQs) and programs their base and size
-//! (driver-abi.md §2.6, §5) but defines **no entry format**, no phase bit and no head/tail
+//! (docs/driver.md §3.6, §6) but defines **no entry format**, no phase bit and no head/tail
 //! protocol. This module is that definition; the simulator writes it and the runtime reads it.
 //!
 //! # The queue
@@ -771,7 +771,7 @@ impl NqReader {
         if d > SEQ_MODULUS / 2 {
             return Ok(None);
         }
-        if d % n != 0 {
+        if !d.is_multiple_of(n) {
             return Err(NqError::Misplaced {
                 slot: self.head,
                 expected: self.expected_seq,
@@ -790,7 +790,7 @@ impl NqReader {
             let off = self.head as usize * NQ_ENTRY_SIZE;
             let seq = NqEntry::from_slice(&queue[off..])?.seq;
             d = seq_distance(self.expected_seq, seq);
-            if seq == 0 || d == 0 || d > SEQ_MODULUS / 2 || d % n != 0 {
+            if seq == 0 || d == 0 || d > SEQ_MODULUS / 2 || !d.is_multiple_of(n) {
                 break;
             }
         }

@@ -5,8 +5,8 @@
 //! core and engine counts, HBM channels, the host DMA window, SBUF/PSUM geometry, each core's
 //! MMIO map, clocks and bandwidths. Each number cites its source:
 //!
-//! - `ABI §n` — `reference/driver-abi.md` section n (the kernel driver's own tables);
-//! - `ISA §n` — `reference/neff-isa-nrt.md` section n (AWS documentation and real NEFFs);
+//! - `docs/driver.md §n` — the kernel driver's own tables;
+//! - `docs/isa.md §n`, `docs/neff.md §n` — AWS documentation and real NEFFs;
 //! - **our choice** — the public record is silent, so the platform defines it. Every such choice
 //!   is also what the simulator implements, so runtime and device agree by construction.
 //!
@@ -31,9 +31,9 @@ pub enum Target {
 /// One HBM channel (stack) of a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HbmChannel {
-    /// Device address of the channel's first byte (ABI §7.1).
+    /// Device address of the channel's first byte (docs/driver.md §8.1).
     pub base: DeviceAddr,
-    /// Bytes the driver uses in this channel (ABI §7.1 "HBM size used").
+    /// Bytes the driver uses in this channel (docs/driver.md §8.1 "HBM size used").
     pub size: u64,
 }
 
@@ -47,12 +47,12 @@ impl HbmChannel {
 /// State-buffer (SBUF) geometry of one core.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SbufGeometry {
-    /// Number of partitions (ISA §11.2: 128 on every generation).
+    /// Number of partitions (docs/isa.md §2.2: 128 on every generation).
     pub partitions: u32,
-    /// Physical bytes per partition (ISA §11.2: 192 KiB on v2, 224 KiB on v3).
+    /// Physical bytes per partition (docs/isa.md §2.2: 192 KiB on v2, 224 KiB on v3).
     pub partition_bytes: u32,
     /// Distance between consecutive partitions in the SBUF's device address window, as DMA
-    /// descriptors address it (ISA §7.1: 256 KiB on both trn1 and trn2, in all real descriptors).
+    /// descriptors address it (docs/neff.md §8.2: 256 KiB on both trn1 and trn2, in all real descriptors).
     pub partition_stride: u32,
 }
 
@@ -70,17 +70,17 @@ impl SbufGeometry {
 /// PSUM (matmul accumulator memory) geometry of one core.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PsumGeometry {
-    /// Number of partitions (ISA §11.2: 128).
+    /// Number of partitions (docs/isa.md §2.2: 128).
     pub partitions: u32,
-    /// Bytes per partition (ISA §11.2: 16 KiB = 8 banks × 2 KiB).
+    /// Bytes per partition (docs/isa.md §2.2: 16 KiB = 8 banks × 2 KiB).
     pub partition_bytes: u32,
-    /// Banks per partition (ISA §11.2: 8).
+    /// Banks per partition (docs/isa.md §2.2: 8).
     pub banks: u32,
-    /// Bytes per bank (ISA §11.2: 2 KiB = 512 fp32; nki-library `PSUM_BANK_SIZE = 2048`).
+    /// Bytes per bank (docs/isa.md §2.2: 2 KiB = 512 fp32; nki-library `PSUM_BANK_SIZE = 2048`).
     pub bank_bytes: u32,
 }
 
-/// Engine clocks in Hz (ISA §11.2 unless noted).
+/// Engine clocks in Hz (docs/isa.md §2.2 unless noted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EngineClocks {
     /// Tensor engine (PE).
@@ -113,27 +113,27 @@ impl EngineClocks {
 pub struct TargetSpec {
     /// Instance family name (`trn1`, `trn2`).
     pub name: &'static str,
-    /// NEFF `kelf-N.json` `target` string (ISA §5: `sunda`, `cayman`).
+    /// NEFF `kelf-N.json` `target` string (docs/neff.md §6: `sunda`, `cayman`).
     pub neff_target: &'static str,
-    /// NeuronCore version name (ISA §11.2).
+    /// NeuronCore version name (docs/isa.md §2.2).
     pub core_version: &'static str,
-    /// Driver `enum neuron_arch` value (ABI §2.7, §9: 2 = v2, 3 = v3).
+    /// Driver `enum neuron_arch` value (docs/driver.md §3.7, §10: 2 = v2, 3 = v3).
     pub arch: u32,
-    /// PCI device id (ABI §9: trn1 0x7164, trn2 0x7364).
+    /// PCI device id (docs/driver.md §10: trn1 0x7164, trn2 0x7364).
     pub pci_device_id: u16,
-    /// NeuronCores per device (ABI §2.8: v2 2, v3 8).
+    /// NeuronCores per device (docs/driver.md §11: v2 2, v3 8).
     pub nc_count: u32,
-    /// DMA engines per core (ABI §2.8: 16).
+    /// DMA engines per core (docs/driver.md §11: 16).
     pub dma_engines_per_core: u32,
-    /// Queues per DMA engine (ABI §2.8: 16, `DMA_MAX_Q_V4`).
+    /// Queues per DMA engine (docs/driver.md §11: 16, `DMA_MAX_Q_V4`).
     pub queues_per_engine: u32,
-    /// Semaphores per core (ABI §2.8: 256 on v2 and v3).
+    /// Semaphores per core (docs/driver.md §11: 256 on v2 and v3).
     pub semaphores_per_core: u32,
-    /// Events per core (ABI §2.8: 256).
+    /// Events per core (docs/driver.md §11: 256).
     pub events_per_core: u32,
-    /// HBM channels (ABI §7.1).
+    /// HBM channels (docs/driver.md §8.1).
     pub hbm: &'static [HbmChannel],
-    /// Device address where host DMA memory appears (`pci_host_base`, ABI §6, §7.1).
+    /// Device address where host DMA memory appears (`pci_host_base`, docs/driver.md §7, §8.1).
     pub host_window_base: DeviceAddr,
     /// Size of the host window this platform models — **our choice**: 64 GiB.
     pub host_window_size: u64,
@@ -141,20 +141,20 @@ pub struct TargetSpec {
     pub sbuf: SbufGeometry,
     /// PSUM geometry.
     pub psum: PsumGeometry,
-    /// Device address of each core's TPB register window (ABI §4.3).
+    /// Device address of each core's TPB register window (docs/driver.md §5.3).
     pub tpb_bases: &'static [u64],
     /// Engine clocks.
     pub clocks: EngineClocks,
-    /// Sustained bandwidth of one DMA engine in bytes/s (ISA §11.2: ~27 GiB/s per engine on
+    /// Sustained bandwidth of one DMA engine in bytes/s (docs/isa.md §2.2: ~27 GiB/s per engine on
     /// trn1; the same figure is used for trn2, where the record gives none — our choice).
     pub dma_engine_bandwidth: u64,
-    /// HBM bandwidth of the whole device in bytes/s (ISA §11.2: 820 GB/s trn1, ~2.9 TB/s trn2).
+    /// HBM bandwidth of the whole device in bytes/s (docs/isa.md §2.2: 820 GB/s trn1, ~2.9 TB/s trn2).
     pub hbm_bandwidth: u64,
-    /// Compatible runtime-ABI range the driver accepts, (min, max) (ABI §9).
+    /// Compatible runtime-ABI range the driver accepts, (min, max) (docs/driver.md §10).
     pub abi_version_range: (u32, u32),
 }
 
-/// HBM channel table of trn1: ch0 at 0, ch1 at 0x10_0000_0000, 16 GiB used each (ABI §7.1).
+/// HBM channel table of trn1: ch0 at 0, ch1 at 0x10_0000_0000, 16 GiB used each (docs/driver.md §8.1).
 const TRN1_HBM: [HbmChannel; 2] = [
     HbmChannel {
         base: DeviceAddr::new(0x0),
@@ -166,7 +166,7 @@ const TRN1_HBM: [HbmChannel; 2] = [
     },
 ];
 
-/// HBM channel table of trn2: four channels, 24 GiB used each (ABI §7.1, `V3_HBM_ACTIVE_SIZE`).
+/// HBM channel table of trn2: four channels, 24 GiB used each (docs/driver.md §8.1, `V3_HBM_ACTIVE_SIZE`).
 const TRN2_HBM: [HbmChannel; 4] = [
     HbmChannel {
         base: DeviceAddr::new(0x0),
@@ -186,10 +186,10 @@ const TRN2_HBM: [HbmChannel; 4] = [
     },
 ];
 
-/// trn1 TPB bases: `0xFFFC0000000 + k * 0x4000000` (ABI §4.3, `V2_MMAP_TPB_OFFSET`).
+/// trn1 TPB bases: `0xFFFC0000000 + k * 0x4000000` (docs/driver.md §5.3, `V2_MMAP_TPB_OFFSET`).
 const TRN1_TPB: [u64; 2] = [0xFFF_C000_0000, 0xFFF_C400_0000];
 
-/// trn2 TPB bases, `V3_MMAP_TPB_k_BASE` (ABI §4.3).
+/// trn2 TPB bases, `V3_MMAP_TPB_k_BASE` (docs/driver.md §5.3).
 const TRN2_TPB: [u64; 8] = [
     0x20_0000_0000,
     0x30_0000_0000,
@@ -234,7 +234,7 @@ static TRN1: TargetSpec = TargetSpec {
         dve: 1_120_000_000,
         sp: 1_400_000_000,
     },
-    // ~27 GiB/s per engine (ISA §11.2).
+    // ~27 GiB/s per engine (docs/isa.md §2.2).
     dma_engine_bandwidth: 27 << 30,
     hbm_bandwidth: 820_000_000_000,
     abi_version_range: (5, 7),
@@ -278,10 +278,10 @@ static TRN2: TargetSpec = TargetSpec {
     abi_version_range: (10, 11),
 };
 
-/// Offsets inside a core's TPB register window (ABI §4.1: the v2/v3 column; our choice where
+/// Offsets inside a core's TPB register window (docs/driver.md §5.1: the v2/v3 column; our choice where
 /// marked).
 pub mod tpb {
-    /// SBUF window: 128 partitions × 256 KiB stride starting at the TPB base (ABI §6: the
+    /// SBUF window: 128 partitions × 256 KiB stride starting at the TPB base (docs/driver.md §7: the
     /// TPB k SBUF resource is the first 32 MiB of the TPB window).
     pub const SBUF: u64 = 0x0;
     /// PSUM window — **our choice**: right after the 32 MiB SBUF window, partitions at a
@@ -289,19 +289,19 @@ pub mod tpb {
     pub const PSUM: u64 = 0x200_0000;
     /// Sequencer register block — **our choice** (see [`super::seq`]).
     pub const SEQ: u64 = 0x260_0000;
-    /// Events: 4 bytes each (ABI §4.1).
+    /// Events: 4 bytes each (docs/driver.md §5.1).
     pub const EVENTS: u64 = 0x270_0000;
-    /// Semaphore READ window (ABI §4.1).
+    /// Semaphore READ window (docs/driver.md §5.1).
     pub const SEM_READ: u64 = 0x270_1000;
-    /// Semaphore SET window (ABI §4.1).
+    /// Semaphore SET window (docs/driver.md §5.1).
     pub const SEM_SET: u64 = 0x270_1400;
-    /// Semaphore INCREMENT window (ABI §4.1).
+    /// Semaphore INCREMENT window (docs/driver.md §5.1).
     pub const SEM_INC: u64 = 0x270_1800;
-    /// Semaphore DECREMENT window (ABI §4.1).
+    /// Semaphore DECREMENT window (docs/driver.md §5.1).
     pub const SEM_DEC: u64 = 0x270_1C00;
-    /// Size of the event + semaphore window (ABI §4.1 `MMAP_NC_SEMA_SIZE`).
+    /// Size of the event + semaphore window (docs/driver.md §5.1 `MMAP_NC_SEMA_SIZE`).
     pub const SEMA_WINDOW: u64 = 0x2000;
-    /// Bytes of the whole TPB window (ABI §6: TPBs are 0x4000000 apart).
+    /// Bytes of the whole TPB window (docs/driver.md §7: TPBs are 0x4000000 apart).
     pub const WINDOW: u64 = 0x400_0000;
 }
 
@@ -320,7 +320,7 @@ const _: () = assert!(tpb::SEM_DEC + 0x400 <= tpb::EVENTS + tpb::SEMA_WINDOW);
 ///    like any queue and appends TX/RX descriptor pairs to its rings through a mapping, with the
 ///    ring-id phase of the pass; it never increments its tail itself — the sequencer does.
 /// 2. Incrementing semaphore [`reserved::INFERENCE_START`] by n queues n executions (the
-///    doorbell, seed 003 §5). For each, the sequencer fetches descriptor pairs at the exec
+///    doorbell, docs/exec.md §4). For each, the sequencer fetches descriptor pairs at the exec
 ///    queue's head, checks their ring-id phase, and performs them as DMA copies (through the same
 ///    store path as any DMA), up to and including the first pair whose RX descriptor has
 ///    `INT_EN` set: the end of that execution's block. A phase mismatch before that means
@@ -328,7 +328,7 @@ const _: () = assert!(tpb::SEM_DEC + 0x400 <= tpb::EVENTS + tpb::SEMA_WINDOW);
 ///    resets every semaphore below [`reserved::FIRST_SEMAPHORE`] and every event below
 ///    [`reserved::FIRST_EVENT`] of its core to 0, so a model's synchronisation counts start
 ///    from zero on every execution.
-/// 3. A block's pairs are, in order (seed 003 §3): the 56-byte request buffer
+/// 3. A block's pairs are, in order (docs/exec.md §3): the 56-byte request buffer
 ///    (`device_exec_request_t` + `cc_dma_increment`) copied into [`seq::EXEC_REQUEST`]; a 4-byte
 ///    store to event [`reserved::HW_EXEC_QUEUE_REQUEST_LOAD`], which latches that slot as the
 ///    current request; two 4-byte stores to the TX and RX tail-increment registers of the queue
@@ -360,12 +360,12 @@ pub mod seq {
 }
 
 /// Runtime-reserved semaphores, events and queues — **our choice**. A NEFF's `def.json` declares
-/// `runtime_semaphore_count` (3) and `runtime_event_count` (12) (ISA §6.1); this platform reserves
+/// `runtime_semaphore_count` (3) and `runtime_event_count` (12) (docs/neff.md §7.1); this platform reserves
 /// the top of each id space for them, so compiler-assigned ids (which start low) never collide.
 pub mod reserved {
     use crate::addr::{DmaEngine, EventId, QueueId, SemaphoreId};
 
-    /// Incremented by the host once per execution per core: the doorbell (seed 003 §5).
+    /// Incremented by the host once per execution per core: the doorbell (docs/exec.md §4).
     pub const INFERENCE_START: SemaphoreId = SemaphoreId(255);
     /// Incremented by the sequencer when an execution retires: `compute_idx_head`.
     pub const COMPLETION: SemaphoreId = SemaphoreId(254);
@@ -383,11 +383,11 @@ pub mod reserved {
     /// sequencer runs when INFERENCE_START is incremented.
     pub const HW_EXEC_ENGINE: DmaEngine = DmaEngine(0);
     /// Queue of [`HW_EXEC_ENGINE`] used as the hardware exec queue (queues 14 and 15 are reserved
-    /// by the driver for NX cores and collectives, ABI §8.2).
+    /// by the driver for NX cores and collectives, docs/driver.md §9.2).
     pub const HW_EXEC_QUEUE: QueueId = QueueId(13);
 }
 
-/// UDMA queue register offsets inside an engine's register block (ABI §3.5).
+/// UDMA queue register offsets inside an engine's register block (docs/driver.md §4.5).
 pub mod udma_regs {
     /// TX (m2s) queue q register block: `engine + 0x1000 + q * 0x1000`.
     pub const TX_QUEUE: u64 = 0x1000;
@@ -483,7 +483,7 @@ pub enum MmioReg {
         /// Which ring.
         dir: Direction,
     },
-    /// A ring-programming register of a DMA queue ring (ABI §3.5): base, length or the
+    /// A ring-programming register of a DMA queue ring (docs/driver.md §4.5): base, length or the
     /// software-control reset. The driver refuses these to user BAR writes, but the device's own
     /// DMA (the runtime's exec-queue block) may store to them, which is how a model's rings are
     /// re-pointed and rewound per execution on this platform.
@@ -533,7 +533,7 @@ impl QueueReg {
     }
 }
 
-/// The four semaphore windows (ABI §4.1).
+/// The four semaphore windows (docs/driver.md §5.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SemWindow {
     /// Loads return the value; stores are ignored.
@@ -628,7 +628,7 @@ impl Target {
     }
 
     /// The HBM channel a core's memory is allocated from by default: trn1 core k → channel k;
-    /// trn2's four stacks are each shared by two cores, so core k → channel k / 2 (ISA §11.2).
+    /// trn2's four stacks are each shared by two cores, so core k → channel k / 2 (docs/isa.md §2.2).
     pub fn hbm_channel_of(self, nc: NcIndex) -> u32 {
         match self {
             Target::Trn1 => nc.0,
@@ -648,13 +648,13 @@ impl Target {
         self.tpb_base(nc)?.checked_add(off).ok()
     }
 
-    /// Device address of event `id` of core `nc` (ABI §4.3: `tpb + 0x2700000 + 4*id`).
+    /// Device address of event `id` of core `nc` (docs/driver.md §5.3: `tpb + 0x2700000 + 4*id`).
     pub fn event_addr(self, nc: NcIndex, id: EventId) -> Option<DeviceAddr> {
         (id.0 < self.spec().events_per_core)
             .then(|| self.tpb_addr(nc, tpb::EVENTS + 4 * id.0 as u64))?
     }
 
-    /// Device address of semaphore `id`'s entry in window `op` of core `nc` (ABI §4.1).
+    /// Device address of semaphore `id`'s entry in window `op` of core `nc` (docs/driver.md §5.1).
     pub fn semaphore_addr(self, nc: NcIndex, id: SemaphoreId, op: SemWindow) -> Option<DeviceAddr> {
         let base = match op {
             SemWindow::Read => tpb::SEM_READ,
@@ -667,7 +667,7 @@ impl Target {
     }
 
     /// Device address of byte `offset` of SBUF partition `partition` of core `nc`, in the
-    /// 256 KiB-stride window DMA descriptors use (ISA §7.1).
+    /// 256 KiB-stride window DMA descriptors use (docs/neff.md §8.2).
     pub fn sbuf_addr(self, nc: NcIndex, partition: u32, offset: u32) -> Option<DeviceAddr> {
         let g = self.spec().sbuf;
         (partition < g.partitions && offset < g.partition_stride).then(|| {
@@ -697,12 +697,12 @@ impl Target {
 
     /// Device address of the register block of DMA engine `engine` of core `nc`.
     ///
-    /// - trn1: the APB window at device `0xFFFF0000000` maps BAR0 `0x30000000` (ABI §7.1); NC0
+    /// - trn1: the APB window at device `0xFFFF0000000` maps BAR0 `0x30000000` (docs/driver.md §8.1); NC0
     ///   engine e sits at BAR0 `0x30000000 + e*0x40000`, NC1 at `0x30700000 + e*0x40000`
-    ///   (ABI §8.1), so the device address is `0xFFFF0000000 + (bar0 − 0x30000000)`.
+    ///   (docs/driver.md §9.1), so the device address is `0xFFFF0000000 + (bar0 − 0x30000000)`.
     /// - trn2: engine g = 16·nc + e lives in SENG s = g/32 at BAR0 `SENG_s + (g%32)*0x100000`
-    ///   (ABI §8.1). The device-side address of the SENG windows is not public; **our choice**:
-    ///   `0x8000000000 + bar0`, i.e. the IO0 window (`0x8000000000` → BAR0 0, ABI §7.1) extended
+    ///   (docs/driver.md §9.1). The device-side address of the SENG windows is not public; **our choice**:
+    ///   `0x8000000000 + bar0`, i.e. the IO0 window (`0x8000000000` → BAR0 0, docs/driver.md §8.1) extended
     ///   linearly.
     pub fn dma_engine_base(self, nc: NcIndex, engine: DmaEngine) -> Option<DeviceAddr> {
         let spec = self.spec();
@@ -725,7 +725,7 @@ impl Target {
     }
 
     /// Device address of the `drtp_inc` (tail-increment) register of `queue`'s `dir` ring
-    /// (ABI §3.5: TX `engine + 0x1038 + q*0x1000`, RX `engine + 0x21038 + q*0x1000`).
+    /// (docs/driver.md §4.5: TX `engine + 0x1038 + q*0x1000`, RX `engine + 0x21038 + q*0x1000`).
     pub fn tail_inc_addr(self, queue: QueueRef, dir: Direction) -> Option<DeviceAddr> {
         if queue.queue.0 >= self.spec().queues_per_engine {
             return None;
@@ -812,7 +812,7 @@ impl Target {
                 offset: (rel % ps.partition_bytes as u64) as u32,
             });
         }
-        if off % 4 != 0 {
+        if !off.is_multiple_of(4) {
             return None;
         }
         if (tpb::SEQ..tpb::SEQ + seq::WINDOW).contains(&off) {
@@ -928,7 +928,7 @@ mod tests {
 
     #[test]
     fn abi_event_and_semaphore_addresses() {
-        // ABI §4.3: event i of NC k = 0xFFFC2700000 + k*0x4000000 + 4*i (v2);
+        // docs/driver.md §5.3: event i of NC k = 0xFFFC2700000 + k*0x4000000 + 4*i (v2);
         // semaphore-incr i = 0xFFFC2701800 + k*0x4000000 + 4*i.
         let t = Target::Trn1;
         assert_eq!(

@@ -1,5 +1,5 @@
 //! The UDMA submission descriptor, memory-to-memory copy pairs, ring geometry and ring-id phases
-//! (reference driver-abi.md §3).
+//! (docs/driver.md §4).
 //!
 //! # The descriptor
 //!
@@ -42,8 +42,8 @@
 //!
 //! # Rings
 //!
-//! [`RingGeometry`] enforces the driver's size and placement rules (§3.4). [`RingProducer`]
-//! hands out slots and their ring ids (§3.3: the first pass uses id 1, each wrap of the producer
+//! [`RingGeometry`] enforces the driver's size and placement rules (docs/driver.md §4.4). [`RingProducer`]
+//! hands out slots and their ring ids (docs/driver.md §4.3: the first pass uses id 1, each wrap of the producer
 //! index to 0 advances the id `(id + 1) & 3`); [`RingCursor`] is the consumer-side mirror a
 //! simulator uses to check the ring id of each descriptor it fetches.
 
@@ -613,7 +613,7 @@ impl RxDesc {
     }
 }
 
-/// Which barrier a copy's last data pair carries (driver-abi.md §3.2).
+/// Which barrier a copy's last data pair carries (docs/driver.md §4.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Barrier {
     /// No barrier.
@@ -662,7 +662,7 @@ pub struct CopyPair {
 ///
 /// Each pair is one packet: TX `FIRST|LAST`, TX meta [`TxMeta::M2M`], RX without flags unless
 /// `rx_int_en`. The barrier (if any) goes on the **last** pair only, as the driver does
-/// (driver-abi.md §8.3). A zero-length copy has no pairs.
+/// (docs/driver.md §9.3). A zero-length copy has no pairs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct M2mCopy {
     /// First source byte.
@@ -760,7 +760,7 @@ pub const fn next_ring_id(id: u8) -> u8 {
     id.wrapping_add(1) & 3
 }
 
-/// A validated ring size (driver-abi.md §3.4).
+/// A validated ring size (docs/driver.md §4.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RingGeometry {
     count: u32,
@@ -783,7 +783,7 @@ impl RingGeometry {
             Err(UdmaError::RingTooSmall { count })
         } else if count > Self::MAX_DESCS {
             Err(UdmaError::RingTooLarge { count })
-        } else if count % Self::COUNT_MULTIPLE != 0 {
+        } else if !count.is_multiple_of(Self::COUNT_MULTIPLE) {
             Err(UdmaError::RingNotMultiple { count })
         } else {
             Ok(RingGeometry { count })

@@ -1,5 +1,5 @@
 //! Runtime configuration: the `NEURON_RT_*` environment variables that make sense on this
-//! platform (reference neff-isa-nrt.md §12.4), read once at init.
+//! platform (docs/c-api.md §6), read once at init.
 //!
 //! | variable | field | default |
 //! |---|---|---|
@@ -10,6 +10,7 @@
 //! | `NEURON_LOGICAL_NC_CONFIG` / `NEURON_RT_VIRTUAL_CORE_SIZE` | `vcore_size` | 1 on trn1, 2 on trn2 |
 //! | `NEURON_SCRATCHPAD_PAGE_SIZE` (MB) | `scratchpad_page_size` | 64 MiB |
 //! | `NRT_EMU_SKIP_TPB_CONFIG` (ours) | `skip_config_optimization` | true |
+//! | `NRT_EMU_MAX_NEFF_FILE_BYTES` (ours) | `max_neff_file` | 4 GiB |
 
 use std::time::Duration;
 
@@ -34,6 +35,8 @@ pub struct RuntimeConfig {
     pub skip_config_optimization: bool,
     /// Limits on a NEFF's decompressed contents (decompression-bomb guard).
     pub neff_limits: crate::neff::Limits,
+    /// Largest file [`crate::neff::read_file`] reads from a path.
+    pub max_neff_file: u64,
 }
 
 impl Default for RuntimeConfig {
@@ -47,6 +50,7 @@ impl Default for RuntimeConfig {
             scratchpad_page_size: 64 << 20,
             skip_config_optimization: true,
             neff_limits: crate::neff::Limits::default(),
+            max_neff_file: crate::neff::file::DEFAULT_MAX_FILE_BYTES,
         }
     }
 }
@@ -96,6 +100,11 @@ impl RuntimeConfig {
         }
         if let Some(v) = get("NRT_EMU_SKIP_TPB_CONFIG") {
             c.skip_config_optimization = truthy(&v);
+        }
+        if let Some(n) =
+            get("NRT_EMU_MAX_NEFF_FILE_BYTES").and_then(|v| v.trim().parse::<u64>().ok())
+        {
+            c.max_neff_file = n;
         }
         c
     }

@@ -1,5 +1,5 @@
 //! The KBIN: one record per subgraph, built from the NEFF's manifests with no device access
-//! (load stages S2/S3 of seed 000). It is the compiler's "section table" for one core: the
+//! (load stages S2/S3, docs/runtime.md §2.4–§2.5). It is the compiler's "section table" for one core: the
 //! variables, queue sets, DMA descriptor blocks and engine instruction streams, the state-buffer
 //! reservations and the target — everything staging (S4) needs, already validated.
 //!
@@ -56,7 +56,7 @@ pub struct KelfModel {
     pub subgraphs: Vec<Kbin>,
 }
 
-/// What kind of variable (def.json `var.*.type`, reference neff-isa-nrt.md §6.2).
+/// What kind of variable (def.json `var.*.type`, docs/neff.md §7.2).
 #[derive(Debug, Clone, PartialEq)]
 pub enum VarKind {
     /// `state-buffer`: the core's SBUF, addressed as 128 partitions × 256 KiB.
@@ -133,7 +133,7 @@ pub struct QueueSet {
     pub semaphores: Vec<u32>,
 }
 
-/// The `op` of a DMA descriptor (reference §7.1).
+/// The `op` of a DMA descriptor (docs/neff.md §8.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DmaOp {
     /// `copy` (default).
@@ -174,7 +174,7 @@ impl DmaSide {
     }
 }
 
-/// The transpose parameters of a transposing descriptor (reference §7.1).
+/// The transpose parameters of a transposing descriptor (docs/neff.md §8.2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DmaTranspose {
     /// `transpose_op`: a 4-letter axis permutation such as `WZXY`, if given.

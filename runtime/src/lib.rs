@@ -1,25 +1,28 @@
 //! # nrt-runtime — the Neuron runtime over the HAL
 //!
-//! Reimplements the AWS Neuron runtime's pipeline (the behaviour described by the notes in
-//! `shared/seeds/`) against [`nrt_hal::Hal`]:
+//! Reimplements the AWS Neuron runtime's pipeline (the behaviour described in docs/runtime.md and
+//! docs/exec.md) against [`nrt_hal::Hal`]:
 //!
-//! | module | owns | seed |
+//! | module | owns | described in |
 //! |---|---|---|
-//! | [`status`], [`error`] | `NRT_STATUS` codes and the error type | — |
-//! | [`neff`] | the NEFF container: 1024-byte header, hash, gzip + ustar, reader and writer | 000 S1 |
-//! | [`manifest`] | `neff.json`, `kelf-N.json`, `def.json`, engine JSON, `.npy` constants | 000 S2 |
-//! | [`kbin`] | the per-subgraph KBIN records and their build (S2/S3, no HAL call) | 000 S3 |
-//! | [`tnc`] | the single-slot, UUID-keyed parse cache | 000 S1 |
-//! | [`load`] | S4 staging (memory plan, DMA rings, instruction blocks) and S5 relocation | 000 S4/S5 |
-//! | [`config`] | the `NEURON_RT_*` environment | — |
-//! | [`tensor`] | tensors (device/host/virtual) and name-keyed tensor sets | 001 §2 |
-//! | [`xu`] | the per-vcore execution unit: submit funnel, lock-free completion ring, seq ids | 003 §4/§6–§8 |
-//! | [`exec`] | the execute path: bind, stage, doorbell, complete, async workers | 001, 003 |
-//! | [`nrt`] | the `nrt.h`-shaped lifecycle guard (`NRT_UNINITIALIZED`, `NRT_CLOSED`) | 003 §1 |
-//! | [`runtime`] | init, load orchestration (S0–S5), the registry, unload | 000 |
+//! | [`status`], [`error`] | `NRT_STATUS` codes and the error type | docs/runtime.md §6 |
+//! | [`neff`] | the NEFF container: 1024-byte header, hash, gzip + ustar, reader and writer | docs/runtime.md §2.3 |
+//! | [`manifest`] | `neff.json`, `kelf-N.json`, `def.json`, engine JSON, `.npy` constants | docs/runtime.md §2.4 |
+//! | [`kbin`] | the per-subgraph KBIN records and their build (S2/S3, no HAL call) | docs/runtime.md §2.5 |
+//! | [`tnc`] | the single-slot, UUID-keyed parse cache | docs/runtime.md §2.3 |
+//! | [`load`] | S4 staging (memory plan, DMA rings, instruction blocks) and S5 relocation | docs/runtime.md §2.6, §2.7 |
+//! | [`config`] | the `NEURON_RT_*` environment | docs/runtime.md §7 |
+//! | [`tensor`] | tensors (device/host/virtual) and name-keyed tensor sets | docs/runtime.md §3.1 |
+//! | [`xu`] | the per-vcore execution unit: submit funnel, lock-free completion ring, seq ids | docs/runtime.md §4.2, §4.4, §6 |
+//! | [`exec`] | the execute path: bind, stage, doorbell, complete, async workers | docs/runtime.md §3–§5, docs/exec.md |
+//! | [`nrt`] | the `nrt.h`-shaped lifecycle guard (`NRT_UNINITIALIZED`, `NRT_CLOSED`) | docs/runtime.md §2.2 |
+//! | [`runtime`] | init, load orchestration (S0–S5), the registry, unload | docs/runtime.md §2 |
 //! | `sync` | the std/loom seam of the concurrency kernels (model-checked with `--cfg loom`) | — |
 //!
 //! The runtime sees a device only through the HAL; it never asks which backend it runs on.
+
+#![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod config;
 pub mod error;

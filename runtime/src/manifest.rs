@@ -1,6 +1,6 @@
-//! The NEFF manifests (load stage S2 of seed 000): `neff.json`, `kelf-N.json`, `def.json`, the
+//! The NEFF manifests (load stage S2, docs/runtime.md §2.4): `neff.json`, `kelf-N.json`, `def.json`, the
 //! engine JSON files and the `.npy` constants, parsed exactly as real compilers write them
-//! (reference neff-isa-nrt.md §4–§7, §9).
+//! (docs/neff.md §5–§8, §10).
 //!
 //! Each document has a plain model type ([`NeffJson`], [`KelfJson`], [`DefJson`],
 //! [`EngineJson`]) and a parse function taking the member's path (for error messages) and its
@@ -24,7 +24,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use nrt_hal::{Dtype, EngineKind};
+use nrt_hal::{Dtype, EngineKind, Target};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
@@ -434,7 +434,7 @@ pub struct SignatureTensor {
     pub shape: Option<Vec<u64>>,
 }
 
-/// `neff.json`: the TVM-style graph manifest (reference §4).
+/// `neff.json`: the TVM-style graph manifest (docs/neff.md §5).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NeffJson {
     /// `nodes`.
@@ -712,6 +712,64 @@ pub fn tensor_bytes(shape: &[u64], dtype: Dtype) -> Option<u64> {
 // ---------------------------------------------------------------------------------------------
 // kelf-N.json
 
+/// A NEFF's top-level manifests: `neff.json` (or its legacy name `kelp.json`), the IO signature
+/// of its `__kelf` node, and the `kelf-N.json` that node names. The one lookup the loader and
+/// every tool (`inspect`, `run`, the conformance harness) make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopManifests {
+    /// The member holding the graph (`neff.json` or `kelp.json`).
+    pub neff_file: &'static str,
+    /// Its parsed contents.
+    pub neff: NeffJson,
+    /// The `__kelf` node's IO signature.
+    pub io: NeffIo,
+    /// The member path of the kelf manifest.
+    pub kelf_path: String,
+    /// Its parsed contents.
+    pub kelf: KelfJson,
+}
+
+/// Finds and parses the top-level manifests of the NEFF whose members `src` holds.
+pub fn top_manifests(src: &impl MemberSource) -> Result<TopManifests> {
+    let (neff_file, neff_bytes) = ["neff.json", "kelp.json"]
+        .into_iter()
+        .find_map(|f| src.member(f).map(|b| (f, b)))
+        .ok_or_else(|| Error::invalid("neff.json is missing"))?;
+    let neff = parse_neff_json(neff_file, neff_bytes)?;
+    let io = neff.io(neff_file)?;
+    let (kelf_path, kelf_bytes) = resolve_member(src, "", &io.kelf_file).ok_or_else(|| {
+        Error::invalid(format!(
+            "{neff_file}: nodes[{}].attrs.kelf names {:?}, which is not in the NEFF",
+            io.kelf_node, io.kelf_file
+        ))
+    })?;
+    let kelf = parse_kelf_json(&kelf_path, kelf_bytes)?;
+    Ok(TopManifests {
+        neff_file,
+        neff,
+        io,
+        kelf_path,
+        kelf,
+    })
+}
+
+impl TopManifests {
+    /// The generation the kelf manifest names (`target`: `sunda` trn1, `cayman` trn2), `None`
+    /// for `*` (any generation); a name this build does not know is an error naming it.
+    pub fn target(&self) -> Result<Option<Target>> {
+        let t = &self.kelf.target;
+        if t == "*" {
+            return Ok(None);
+        }
+        Target::from_neff_target(t).map(Some).ok_or_else(|| {
+            Error::invalid(format!(
+                "{} names target {t:?}, which this build does not simulate",
+                self.kelf_path
+            ))
+        })
+    }
+}
+
 /// One `graphs[]` entry of `kelf-N.json`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GraphRef {
@@ -721,7 +779,7 @@ pub struct GraphRef {
     pub name: String,
 }
 
-/// `kelf-N.json`: the subgraph list (reference §5).
+/// `kelf-N.json`: the subgraph list (docs/neff.md §6).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KelfJson {
     /// `graphs`.
@@ -755,7 +813,7 @@ pub fn parse_kelf_json(file: &str, bytes: &[u8]) -> Result<KelfJson> {
 // ---------------------------------------------------------------------------------------------
 // def.json
 
-/// def.json `var.*.type` (reference §6.2).
+/// def.json `var.*.type` (docs/neff.md §7.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VarType {
     /// `state-buffer`.
@@ -851,7 +909,7 @@ pub struct EngineRef {
     pub instr: Option<String>,
 }
 
-/// `def.json`: one subgraph's definition (reference §6).
+/// `def.json`: one subgraph's definition (docs/neff.md §7).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DefJson {
     /// `var`, sorted by name.
@@ -1005,7 +1063,7 @@ fn queue_kind(s: &str) -> Option<QueueSetKind> {
 // ---------------------------------------------------------------------------------------------
 // Engine JSON
 
-/// The transpose parameters of a descriptor carrying `transpose_op` (reference §7.1).
+/// The transpose parameters of a descriptor carrying `transpose_op` (docs/neff.md §8.2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransposeDef {
     /// `transpose_op`: a 4-letter axis permutation such as `WZXY` (absent for `op: transpose`
@@ -1075,7 +1133,7 @@ pub struct DmaBlockDef {
     pub descs: Vec<DescDef>,
 }
 
-/// An engine JSON file (`PE.json`, `Activation.json`, …; reference §7).
+/// An engine JSON file (`PE.json`, `Activation.json`, …; docs/neff.md §8).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineJson {
     /// `name`.
@@ -1292,6 +1350,62 @@ pub fn parse_npy(file: &str, bytes: &[u8]) -> Result<NpyConstant> {
         shape,
         data,
     })
+}
+
+/// A `.npy` file (npyz's writer) holding `data` — little-endian elements of `dtype`, C order —
+/// with `shape`, typed as [`Dtype::npy_descr`] says. The one `.npy` writer of the platform: the
+/// zoo's constants and `nrt-emu run --output-dir` use it, [`parse_npy`] reads it back. `data`
+/// must hold exactly the elements `shape` counts.
+pub fn npy_bytes(dtype: Dtype, shape: &[u64], data: &[u8]) -> Result<Vec<u8>> {
+    use npyz::WriterBuilder;
+    fn write<T: npyz::AutoSerialize>(
+        shape: &[u64],
+        data: &[u8],
+        elem: impl Fn(&[u8]) -> T,
+    ) -> std::io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut w = npyz::WriteOptions::new()
+            .default_dtype()
+            .shape(shape)
+            .writer(&mut out)
+            .begin_nd()?;
+        for c in data.chunks_exact(std::mem::size_of::<T>()) {
+            w.push(&elem(c))?;
+        }
+        w.finish()?;
+        Ok(out)
+    }
+    let arr = |c: &[u8]| -> [u8; 8] {
+        let mut b = [0u8; 8];
+        b[..c.len()].copy_from_slice(c);
+        b
+    };
+    let count = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+    if count.and_then(|n| n.checked_mul(dtype.size() as u64)) != Some(data.len() as u64) {
+        return Err(Error::invalid(format!(
+            "npy: {} bytes of {dtype} do not fill shape {shape:?}",
+            data.len()
+        )));
+    }
+    let r = match dtype {
+        Dtype::F32 | Dtype::F32r => write(shape, data, |c| {
+            f32::from_le_bytes(arr(c)[..4].try_into().expect("4 bytes"))
+        }),
+        Dtype::F16 => write(shape, data, |c| half::f16::from_le_bytes([c[0], c[1]])),
+        Dtype::Bf16 | Dtype::U16 => write(shape, data, |c| u16::from_le_bytes([c[0], c[1]])),
+        Dtype::I16 => write(shape, data, |c| i16::from_le_bytes([c[0], c[1]])),
+        Dtype::I32 => write(shape, data, |c| {
+            i32::from_le_bytes(arr(c)[..4].try_into().expect("4 bytes"))
+        }),
+        Dtype::U32 => write(shape, data, |c| {
+            u32::from_le_bytes(arr(c)[..4].try_into().expect("4 bytes"))
+        }),
+        Dtype::I64 => write(shape, data, |c| i64::from_le_bytes(arr(c))),
+        Dtype::U64 => write(shape, data, |c| u64::from_le_bytes(arr(c))),
+        Dtype::I8 => write(shape, data, |c| c[0] as i8),
+        Dtype::U8 | Dtype::Fp8E3 | Dtype::Fp8E4 | Dtype::Fp8E5 => write(shape, data, |c| c[0]),
+    };
+    r.map_err(|e| Error::invalid(format!("npy: {e}")))
 }
 
 /// Reorders Fortran-order element bytes into C order. `data.len()` is exactly

@@ -1,14 +1,14 @@
 //! The runtime object: init (device and core table), load (S0–S5 orchestration), the model
 //! registry with its two id spaces, and unload.
 //!
-//! # Load, stage by stage (seed 000)
+//! # Load, stage by stage (docs/runtime.md §2)
 //!
 //! - **S0 guard:** the runtime must be open; the 1024-byte header is preflighted; a logical
 //!   core (vcore) is claimed — `vnc = -1` picks the least used, lowest index; a vcore the device
 //!   does not have is `NRT_LOAD_NOT_ENOUGH_NC`.
 //! - **S1 parse:** through the single-slot TNC cache ([`crate::tnc`]), so concurrent loads of
 //!   the same NEFF parse it once; the container is read in memory only ([`crate::neff`]).
-//!   A loaded model keeps its slot reference until it is unloaded (the seed releases it at the
+//!   A loaded model keeps its slot reference until it is unloaded (the real runtime releases it at the
 //!   end of the load; since the model keeps its parse result anyway, holding the reference
 //!   costs nothing and makes every load that overlaps a *loaded* model share the parse, which
 //!   is what a framework loading one NEFF on many workers wants).
@@ -19,10 +19,10 @@
 //!   per-thread arguments live in the scope, so they outlive every thread — and if any core
 //!   fails, every core that succeeded is released (all-or-nothing).
 //! - **Register:** `H_MODEL` comes from its own counter before staging; `H_NN` from the
-//!   registry's counter under its write lock; the [`LoadedModel`] joins them (the seed's
+//!   registry's counter under its write lock; the [`LoadedModel`] joins them (the real runtime's
 //!   `dlr_kelf_model_t` bridge). State READY.
 //!
-//! The seed's one asymmetric error edge — the public handle allocated after registration, and
+//! The real runtime's one asymmetric error edge — the public handle allocated after registration, and
 //! not rolled back when that allocation fails — cannot occur here: the handle is the `H_NN`
 //! itself, produced inside registration, and nothing after registration can fail. We chose
 //! this over reproducing the leak.
@@ -57,7 +57,7 @@ use crate::xu::ExecutionUnit;
 use sha2::{Digest, Sha256};
 
 /// The runtime-ABI version this runtime speaks to a driver of each generation (within the
-/// driver's COMPATIBLE_VERSION range, ABI §9).
+/// driver's COMPATIBLE_VERSION range, docs/driver.md §10).
 pub fn abi_version(target: Target) -> u32 {
     match target {
         Target::Trn1 => 7,
@@ -370,11 +370,23 @@ impl Runtime {
 
     /// Loads a NEFF onto logical core `vnc` (`-1`: the runtime picks) — S0 to S5.
     pub fn load(&self, neff: &[u8], vnc: i32) -> Result<ModelId> {
+        self.load_within(neff, vnc, 0..self.vcore_count())
+    }
+
+    /// [`Runtime::load`] restricted to the logical cores in `allowed` (a process's visible
+    /// cores): `vnc = -1` picks the least used, lowest core of the range; an explicit `vnc`
+    /// outside it is `NRT_LOAD_NOT_ENOUGH_NC`.
+    pub fn load_within(
+        &self,
+        neff: &[u8],
+        vnc: i32,
+        allowed: std::ops::Range<u32>,
+    ) -> Result<ModelId> {
         // ---- S0 ----
         self.check_open()?;
         let header = NeffHeader::parse(neff)?;
         header.validate()?;
-        let v = self.claim_vcore(vnc)?;
+        let v = self.claim_vcore(vnc, allowed)?;
         let result = self.recover(v).and_then(|()| {
             let r = self.load_on(neff, &header, v);
             if r.is_err() {
@@ -388,10 +400,12 @@ impl Runtime {
         result
     }
 
-    fn claim_vcore(&self, vnc: i32) -> Result<u32> {
+    fn claim_vcore(&self, vnc: i32, allowed: std::ops::Range<u32>) -> Result<u32> {
         let n = self.vcores.len() as u32;
+        let allowed = allowed.start.min(n)..allowed.end.min(n);
         let v = if vnc < 0 {
-            (0..n)
+            allowed
+                .clone()
                 .min_by_key(|&i| (self.vcores[i as usize].1.load(Ordering::SeqCst), i))
                 .ok_or_else(|| {
                     Error::new(NrtStatus::LoadNotEnoughNc, "the device has no NeuronCores")
@@ -399,10 +413,13 @@ impl Runtime {
         } else {
             vnc as u32
         };
-        if v >= n {
+        if !allowed.contains(&v) {
             return Err(Error::new(
                 NrtStatus::LoadNotEnoughNc,
-                format!("logical NeuronCore {v} requested, {n} available"),
+                format!(
+                    "logical NeuronCore {v} requested, {} available",
+                    allowed.len()
+                ),
             ));
         }
         self.vcores[v as usize].1.fetch_add(1, Ordering::SeqCst);
@@ -410,7 +427,7 @@ impl Runtime {
     }
 
     /// S1–S3 through the TNC cache. The returned lease (if any) keeps the cache slot referenced
-    /// until the load finishes, as the seed's loader holds it until registration, so loads that
+    /// until the load finishes, as the real runtime's loader holds it until registration, so loads that
     /// overlap any part of this one share its parse.
     fn parse(&self, neff: &[u8]) -> Result<(Arc<Parsed>, Option<Lease<'_, Parsed>>)> {
         let opts = ParseOptions {
@@ -617,6 +634,34 @@ impl Runtime {
         Tensor::allocate(&self.hal, placement, vnc, nc, size, name)
     }
 
+    /// The physical cores of logical core `vnc`.
+    pub fn vcore_cores(&self, vnc: u32) -> Result<&[NcIndex]> {
+        self.vcores
+            .get(vnc as usize)
+            .map(|v| v.0.as_slice())
+            .ok_or_else(|| Error::invalid(format!("logical NeuronCore {vnc} does not exist")))
+    }
+
+    /// `nrt_get_vnc_memory_stats`: device bytes in use on logical core `vnc`'s cores (the
+    /// device's own accounting: models, tensors, execution state) and the size of the HBM
+    /// channels those cores allocate from.
+    pub fn vcore_memory(&self, vnc: u32) -> Result<(u64, u64)> {
+        let cores = self.vcore_cores(vnc)?;
+        let mut used = 0u64;
+        let mut channels = BTreeSet::new();
+        for &nc in cores {
+            used += self.hal.memory_usage(nc)?.device_bytes();
+            channels.insert(self.target.hbm_channel_of(nc));
+        }
+        let hbm = self.target.spec().hbm;
+        let limit = channels
+            .iter()
+            .filter_map(|&c| hbm.get(c as usize))
+            .map(|c| c.size)
+            .sum();
+        Ok((used, limit))
+    }
+
     /// `nrt_get_model_tensor_info`: the model's inputs then outputs.
     pub fn model_tensor_info(&self, id: ModelId) -> Result<Vec<TensorInfo>> {
         self.check_open()?;
@@ -646,7 +691,7 @@ impl Runtime {
         outputs: &TensorSet,
     ) -> Result<ExecReport> {
         if self.cfg.async_max_inflight > 0 {
-            let req = self.execute_async(id, inputs, outputs)?;
+            let req = self.execute_async_counted(id, inputs, outputs)?;
             return self.exec.wait(
                 req,
                 self.cfg
@@ -674,6 +719,9 @@ impl Runtime {
         {
             for (host, dev) in &back {
                 Tensor::copy_out(dev, host)?;
+            }
+            for (_, t) in outputs.iter() {
+                t.completed_as_output();
             }
         }
         report
@@ -708,12 +756,34 @@ impl Runtime {
     }
 
     /// Submits an execution and returns at once (async mode; device tensors only). Waits for
-    /// an in-flight slot when the limit is reached.
+    /// an in-flight slot when the limit is reached. Allocates nothing once warm, so it does not
+    /// count the completion on the output tensors (see [`Runtime::execute_async_counted`]).
     pub fn execute_async(
         &self,
         id: ModelId,
         inputs: &TensorSet,
         outputs: &TensorSet,
+    ) -> Result<ExecRequest> {
+        self.submit_async(id, inputs, outputs, false)
+    }
+
+    /// [`Runtime::execute_async`] that also counts the completion on every output tensor
+    /// ([`Tensor::completions`]; it keeps a copy of the output set until then).
+    pub fn execute_async_counted(
+        &self,
+        id: ModelId,
+        inputs: &TensorSet,
+        outputs: &TensorSet,
+    ) -> Result<ExecRequest> {
+        self.submit_async(id, inputs, outputs, true)
+    }
+
+    fn submit_async(
+        &self,
+        id: ModelId,
+        inputs: &TensorSet,
+        outputs: &TensorSet,
+        count: bool,
     ) -> Result<ExecRequest> {
         self.check_open()?;
         let model = self.model(id)?;
@@ -738,7 +808,8 @@ impl Runtime {
             vnc: model.vnc,
             seq_id: ticket.seq_id,
         };
-        self.exec.enqueue(model, ticket);
+        self.exec
+            .enqueue(model, ticket, count.then(|| outputs.clone()));
         Ok(req)
     }
 

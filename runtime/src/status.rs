@@ -1,4 +1,4 @@
-//! `NRT_STATUS`: the public status codes of `nrt_status.h` (reference neff-isa-nrt.md §12.3),
+//! `NRT_STATUS`: the public status codes of `nrt_status.h` (docs/c-api.md §2),
 //! with their exact numeric values and `nrt_get_status_as_str`-style names.
 
 use core::fmt;

@@ -1,5 +1,5 @@
 //! The TNC ("temporary NEFF cache"): a single-slot, UUID-keyed parse cache that lets loaders
-//! racing to load the *same* NEFF parse it once (load stage S1 of seed 000).
+//! racing to load the *same* NEFF parse it once (load stage S1, docs/runtime.md §2.3).
 //!
 //! It is not a general cache: it holds at most one value, keyed by the NEFF's 128-bit UUID,
 //! and only while someone uses it. Its job is to coalesce concurrent loads of one model.
@@ -238,7 +238,7 @@ impl<T> Lease<'_, T> {
         &self.value
     }
 
-    /// Whether this caller waited for a pending creator (the seed's Wait role).
+    /// Whether this caller waited for a pending creator (the real runtime's Wait role).
     pub fn waited(&self) -> bool {
         self.waited
     }

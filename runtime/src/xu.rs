@@ -1,6 +1,6 @@
 //! The per-vcore execution unit (XU): the submit funnel and its lock-free, single-producer
-//! completion ring (seed 003 §4 "The Submit Funnel", §6 "The lock-free publish" / `xu_queue`,
-//! with the status codes of §7 and checklist step 8 of §8).
+//! completion ring (docs/runtime.md §4.2 "The Submit Funnel", docs/runtime.md §4.4 "The lock-free publish" / `xu_queue`,
+//! with the status codes of docs/runtime.md §6 and checklist step 8 of docs/runtime.md §4.4).
 //!
 //! # What this module owns
 //!
@@ -20,7 +20,7 @@
 //! closure given to `submit`, the last calls [`ExecutionUnit::complete`] and
 //! [`ExecutionUnit::retire`].
 //!
-//! # The funnel's gates, in the seed's order
+//! # The funnel's gates, in the real runtime's order
 //!
 //! | gate | condition | status |
 //! |---|---|---|
@@ -29,14 +29,14 @@
 //! | 3 | the XU is closed | [`NrtStatus::Closed`] (14) |
 //! | 4 | the 48-bit sequence space is spent (see [`SEQ_NUM_MAX`]) | [`NrtStatus::Resource`] (4) |
 //!
-//! Full is checked before closed, as in the seed. Then `model_switch` is
+//! Full is checked before closed, as in the real runtime. Then `model_switch` is
 //! `last_posted_model != Some(model)`, the stage runs, and on success the slot is written and
 //! published. A failing (or panicking) stage poisons the XU and nothing is published.
 //!
 //! # Sequence ids
 //!
 //! `seq_id = (tail & 0xFFFF_FFFF_FFFF) | (xu_id << 48)`, where `tail` is the ring position the
-//! execution was published at. `tail` never wraps: like the seed's assertion, the funnel refuses
+//! execution was published at. `tail` never wraps: like the real runtime's assertion, the funnel refuses
 //! to publish once the tail after the increment would reach [`SEQ_NUM_MAX`].
 //!
 //! # Memory ordering
@@ -82,7 +82,7 @@ use crate::sync::{fence, AtomicBool, AtomicU32, AtomicU64, Mutex, Ordering, Pois
 /// Bits of a sequence id that hold the ring position.
 pub const SEQ_INDEX_MASK: u64 = 0xFFFF_FFFF_FFFF;
 
-/// The seed's `NRTA_SEQ_NUM_MAX`: the tail after a publish must stay below this, so the last
+/// The real runtime's `NRTA_SEQ_NUM_MAX`: the tail after a publish must stay below this, so the last
 /// position that can be published is `SEQ_NUM_MAX - 2`.
 pub const SEQ_NUM_MAX: u64 = 0xFFFF_FFFF_FFFE;
 
@@ -346,7 +346,7 @@ impl ExecutionUnit {
         self.producer.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The submit funnel (seed 003 §4): gate, decide the model switch, stage + doorbell, publish.
+    /// The submit funnel (docs/runtime.md §4.2): gate, decide the model switch, stage + doorbell, publish.
     ///
     /// `stage(model_switch)` stages the execution and rings its doorbell, returning the
     /// execution's compute index. It runs under the submit lock, at most once, and only if
@@ -390,7 +390,7 @@ impl ExecutionUnit {
                 ),
             ));
         }
-        // Gate 3: shutdown (after full, as in the seed).
+        // Gate 3: shutdown (after full, as in the real runtime).
         if self.closed.load(Ordering::Acquire) {
             return Err(Error::new(
                 NrtStatus::Closed,
@@ -546,7 +546,7 @@ impl ExecutionUnit {
     }
 
     /// The sequence id of the last retired execution: every execution up to and including it
-    /// has completed (the seed's `tpb_xu_get_last_completed`). `None` before the first
+    /// has completed (the real runtime's `tpb_xu_get_last_completed`). `None` before the first
     /// retirement.
     pub fn last_completed(&self) -> Option<u64> {
         let head = self.exec_head.0.load(Ordering::Acquire);

@@ -5,7 +5,7 @@ use std::os::fd::RawFd;
 use std::sync::OnceLock;
 
 use nrt_hal::Target;
-use nrt_sim::kabi::EmulatedDriver;
+use nrt_kabi::EmulatedDriver;
 use nrt_sim::{Sim, SimConfig};
 
 /// Most device nodes `NRT_EMU_SHIM_DEVICES` may ask for.

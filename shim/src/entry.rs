@@ -1,7 +1,7 @@
 //! The functions the shim exports: the fixed-arity halves of the variadic entry points (called by
 //! `src/variadic.c`) and the non-variadic libc functions it interposes directly. Each one decides
 //! whether the call concerns an emulated device node (crate docs) and either answers it from
-//! [`nrt_sim::kabi::EmulatedDriver`] or forwards it, arguments unchanged, to the real function.
+//! [`nrt_kabi::EmulatedDriver`] or forwards it, arguments unchanged, to the real function.
 //!
 //! # Safety
 //!

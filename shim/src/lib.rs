@@ -1,7 +1,7 @@
 //! `libnrt_emu_shim.so`: an `LD_PRELOAD` device shim, in the manner of Mesa's drm-shim. Loaded
 //! into any program, it makes `/dev/neuron0` appear and answers the program's `open`, `close`,
 //! `ioctl`, `mmap`, `munmap`, `dup*`, `fcntl`, `stat*` and `access` on that node from the simulator, through the
-//! same kernel-ABI emulation the in-process tests use ([`nrt_sim::kabi::EmulatedDriver`]). Every
+//! same kernel-ABI emulation the in-process tests use ([`nrt_kabi::EmulatedDriver`]). Every
 //! other call goes to the real libc function (`dlsym(RTLD_NEXT, …)`), so the program's ordinary
 //! file, pipe and memory-mapping I/O is untouched.
 //!
@@ -48,6 +48,9 @@
 //! The shim's own locks are never held while it calls the emulation or libc, so the emulation's
 //! own allocations and mappings (which come back through these same entry points) cannot
 //! deadlock.
+
+#![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod device;
 pub mod entry;

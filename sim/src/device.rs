@@ -427,7 +427,7 @@ impl Device {
                 self.onchip_read(reg, buf)?
             }
             Some(_) => {
-                if len % 4 != 0 {
+                if !len.is_multiple_of(4) {
                     return Err(AccessFault::Register {
                         addr: src,
                         reason: "register reads must be whole 4-byte words",
@@ -457,7 +457,7 @@ impl Device {
                 self.onchip_write(reg, buf)?
             }
             Some(_) => {
-                if len % 4 != 0 {
+                if !len.is_multiple_of(4) {
                     return Err(AccessFault::Register {
                         addr: dst,
                         reason: "register writes must be whole 4-byte words",
@@ -531,7 +531,7 @@ impl Device {
     ) -> nrt_hal::HalResult<NotificationQueue> {
         let key = (nq_type as u32, index);
         if let Some(q) = self.cores[nc.index()].nqs.get(&key) {
-            // The driver reuses the existing queue's memory even if the size differs (ABI §5).
+            // The driver reuses the existing queue's memory even if the size differs (docs/driver.md §6).
             return Ok(q.queue);
         }
         let handle = self.mem.alloc(&nrt_hal::hal::AllocRequest {

@@ -1,4 +1,4 @@
-//! DMA engines and queues (reference driver-abi.md §3, §8).
+//! DMA engines and queues (docs/driver.md §4, §9).
 //!
 //! Each core has 16 DMA engines of 16 queues. A queue has a TX (m2s, source) and an RX (s2m,
 //! destination) ring of 16-byte UDMA descriptors in device memory. A tail increment — from
@@ -18,7 +18,7 @@
 //!
 //! Each engine serves its queues one kicked batch at a time, in kick order. A descriptor pair of
 //! `len` bytes costs `dma_descriptor_cycles + ⌈len · f_sp / B_engine⌉`, where `B_engine` is the
-//! target's per-engine bandwidth (ISA §11.2). Pairs that touch HBM or host memory also reserve
+//! target's per-engine bandwidth (docs/isa.md §2.2). Pairs that touch HBM or host memory also reserve
 //! the core's HBM port for `⌈len · f_sp / (B_hbm / cores)⌉` cycles; a pair ends no earlier than
 //! its port reservation, which caps a core's aggregate DMA bandwidth at its share of the
 //! device's HBM bandwidth. The bytes move at the start of the pair; the next pair starts when

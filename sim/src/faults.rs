@@ -7,6 +7,8 @@
 
 use nrt_hal::{DeviceAddr, DmaEngine, EngineKind, NcIndex, QueueId, QueueRef, Target};
 
+use crate::rng::SplitMix64;
+
 /// Faults to inject into one simulated device.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FaultPlan {
@@ -41,7 +43,7 @@ impl FaultPlan {
     /// A plan with exactly one fault, chosen and parameterised by `seed` (splitmix64), for the
     /// given target. The same seed always gives the same plan.
     pub fn from_seed(seed: u64, target: Target) -> Self {
-        let mut rng = SplitMix64(seed);
+        let mut rng = SplitMix64::new(seed);
         let spec = target.spec();
         let nc = NcIndex((rng.next_u64() % spec.nc_count as u64) as u32);
         let mut plan = FaultPlan::default();
@@ -65,21 +67,6 @@ impl FaultPlan {
             _ => plan.corrupt_completions.push(1 + rng.next_u64() % 8),
         }
         plan
-    }
-}
-
-/// The splitmix64 generator: tiny, fast, and fully determined by its seed.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
     }
 }
 

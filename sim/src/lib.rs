@@ -18,12 +18,19 @@
 //! | [`timeline`] | spans and Chrome/Perfetto export |
 //! | [`faults`] | the fault plan |
 //! | [`profile`] | per-execution activity counters (`nrt-emu profile`) |
-//! | [`kabi`] | the kernel driver's ioctl/mmap ABI answered in-process on top of [`Sim`]s (`EmulatedDriver`), for running the driver backend against the simulator |
-//! | [`testkit`] | helpers that drive the device through the HAL without the runtime (tests, benches) |
+//! | [`rng`] | SplitMix64, the one seeded generator (fault plans, inputs, the zoo) |
+//! | [`values`] | host tensor data in a storage dtype (the one value ⇄ bytes table) and the shared seeded inputs |
+//! | `testkit` | helpers that drive the device through the HAL without the runtime (tests, benches; feature `test-utils`) |
+//!
+//! The kernel driver's ioctl ABI answered over a [`Sim`] is not here but in the `nrt-kabi` crate,
+//! so the device model never depends on the driver backend.
 //!
 //! Determinism: there is no background thread, time advances only inside [`nrt_hal::Hal::wait`],
 //! every ordering is by a stable key, and no hash-map iteration order reaches an output. The
 //! same HAL calls give the same memory bytes, notification entries, cycle counts and timeline.
+
+#![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod compute;
 mod config;
@@ -31,14 +38,16 @@ mod device;
 mod dma;
 mod engine;
 pub mod faults;
-pub mod kabi;
 pub mod memory;
 pub mod profile;
+pub mod rng;
 mod sched;
 mod sequencer;
 mod sim;
+#[cfg(feature = "test-utils")]
 pub mod testkit;
 pub mod timeline;
+pub mod values;
 
 pub use config::{SimConfig, TimingConfig};
 pub use device::SimStats;

@@ -109,19 +109,6 @@ impl Scheduler {
             *p = None;
         }
     }
-
-    /// Whether nothing is pending.
-    pub fn is_empty(&mut self) -> bool {
-        self.peek().is_none()
-    }
-
-    /// Whether any unit of core `nc` has a pending wake-up.
-    pub fn core_pending(&self, nc: u32) -> bool {
-        let base = nc as usize * UNITS_PER_CORE;
-        self.pending[base..base + UNITS_PER_CORE]
-            .iter()
-            .any(Option::is_some)
-    }
 }
 
 #[cfg(test)]
@@ -171,9 +158,9 @@ mod tests {
         s.schedule(7, 0, Unit::Sequencer);
         assert_eq!(s.pop().map(|w| w.time), Some(7));
         assert!(s.pop().is_none());
-        assert!(s.is_empty());
+        assert!(s.peek().is_none());
         s.schedule(3, 0, Unit::Dma(1));
         s.cancel_core(0);
-        assert!(s.is_empty());
+        assert!(s.peek().is_none());
     }
 }

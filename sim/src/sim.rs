@@ -15,13 +15,12 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use nrt_hal::abi::MemAllocCategory;
+use nrt_hal::check::{self, Probe};
 use nrt_hal::hal::{
     AllocRequest, CoreMemUsage, DeviceInfo, Mapping, MemInfo, MemLocation, NotificationQueue,
     NqRequest, QueueState, RingSpec, WaitCondition,
 };
-use nrt_hal::isa::SemCmp;
 use nrt_hal::target::SemWindow;
-use nrt_hal::udma::RingGeometry;
 use nrt_hal::{
     EventId, Hal, HalError, HalResult, MemHandle, NcIndex, QueueRef, SemaphoreId, Target,
 };
@@ -41,13 +40,6 @@ pub struct Sim {
 impl std::fmt::Debug for Sim {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sim").field("target", &self.target).finish()
-    }
-}
-
-fn invalid(op: &'static str, reason: impl Into<String>) -> HalError {
-    HalError::InvalidArgument {
-        op,
-        reason: reason.into(),
     }
 }
 
@@ -86,32 +78,11 @@ impl Sim {
     }
 
     fn check_nc(&self, op: &'static str, nc: NcIndex) -> HalResult<()> {
-        if self.target.has_core(nc) {
-            Ok(())
-        } else {
-            Err(invalid(
-                op,
-                format!("{nc} is not a core of this {}", self.target),
-            ))
-        }
+        check::core(self.target, op, nc)
     }
 
     fn check_sem(&self, op: &'static str, nc: NcIndex, sem: SemaphoreId) -> HalResult<()> {
-        self.check_nc(op, nc)?;
-        if sem.0 < self.target.spec().semaphores_per_core {
-            Ok(())
-        } else {
-            Err(invalid(op, format!("semaphore {} out of range", sem.0)))
-        }
-    }
-
-    fn check_queue(&self, op: &'static str, q: QueueRef) -> HalResult<()> {
-        self.check_nc(op, q.nc)?;
-        let s = self.target.spec();
-        if q.engine.0 >= s.dma_engines_per_core || q.queue.0 >= s.queues_per_engine {
-            return Err(invalid(op, format!("queue {q} out of range")));
-        }
-        Ok(())
+        check::semaphore(self.target, op, nc, sem)
     }
 
     /// The current device cycle.
@@ -139,6 +110,16 @@ impl Sim {
         d.timeline.to_chrome_json(self.target)
     }
 
+    /// Starts or stops recording the timeline (a device made without it starts recording now).
+    pub fn set_timeline(&self, enabled: bool) {
+        self.lock().timeline.set_enabled(enabled);
+    }
+
+    /// Forgets the timeline recorded so far.
+    pub fn clear_timeline(&self) {
+        self.lock().timeline.clear();
+    }
+
     /// The timeline's spans.
     pub fn timeline_spans(&self) -> Vec<crate::timeline::Span> {
         self.lock().timeline.spans().to_vec()
@@ -154,7 +135,7 @@ impl Sim {
 
     /// Runs at most `max_events` pending wake-ups (fewer if the device runs out of work) and
     /// returns how many ran. For backends that let the device run by itself between host calls
-    /// (the kernel-ABI emulation, [`crate::kabi`]); the HAL's own time advance is [`Hal::wait`].
+    /// (the kernel-ABI emulation of the `nrt-kabi` crate); the HAL's own time advance is [`Hal::wait`].
     pub fn advance(&self, max_events: usize) -> usize {
         let ran = {
             let mut d = self.lock();
@@ -171,7 +152,7 @@ impl Sim {
     }
 
     /// The live allocation containing device address `addr` and the offset of `addr` inside
-    /// it (the lookup the driver's `mmap` does with its offset, ABI §6).
+    /// it (the lookup the driver's `mmap` does with its offset, docs/driver.md §7).
     pub fn lookup(&self, addr: nrt_hal::DeviceAddr) -> Option<(MemHandle, u64)> {
         self.lock().mem.lookup(addr)
     }
@@ -228,41 +209,18 @@ impl Sim {
             .mem
             .onchip(nc)
             .and_then(|oc| oc.read(crate::memory::OnChipSpace::Sbuf, partition, offset, dst))
-            .map_err(|e| invalid("read_sbuf", e.to_string()))
+            .map_err(|e| check::invalid("read_sbuf", e.to_string()))
     }
 
     fn condition_holds(d: &mut Device, cond: &WaitCondition) -> HalResult<bool> {
-        Ok(match *cond {
-            WaitCondition::Semaphore {
-                nc,
-                sem,
-                cmp,
-                value,
-            } => d.sem_holds(nc, sem, cmp, value),
-            WaitCondition::Memory32 {
-                handle,
-                offset,
-                cmp,
-                value,
-            } => {
+        cond.holds(|probe| match probe {
+            Probe::Semaphore { nc, sem } => Ok(d.sem_read(nc, sem) as u32),
+            Probe::Word { handle, offset } => {
                 let mut b = [0u8; 4];
                 d.mem.read_at(handle, offset, &mut b)?;
-                cmp_u32(cmp, u32::from_le_bytes(b), value)
+                Ok(u32::from_le_bytes(b))
             }
-            WaitCondition::Idle { nc: None } => d.sched.is_empty(),
-            WaitCondition::Idle { nc: Some(nc) } => !d.sched.core_pending(nc.0),
         })
-    }
-}
-
-fn cmp_u32(cmp: SemCmp, a: u32, b: u32) -> bool {
-    match cmp {
-        SemCmp::Ge => a >= b,
-        SemCmp::Eq => a == b,
-        SemCmp::Gt => a > b,
-        SemCmp::Le => a <= b,
-        SemCmp::Lt => a < b,
-        SemCmp::Ne => a != b,
     }
 }
 
@@ -274,7 +232,6 @@ impl Hal for Sim {
             revision: nrt_hal::abi::REVISION_EMULATOR,
             nc_count: s.nc_count,
             abi_version_range: s.abi_version_range,
-            description: format!("nrt-sim simulated {} ({})", s.name, s.core_version),
         })
     }
 
@@ -321,7 +278,7 @@ impl Hal for Sim {
         // handle still names the same memory so a stale mapping is reported.
         let (ptr, _) = self.lock().mem.chunk_ptr(mapping.handle)?;
         if ptr != mapping.ptr {
-            return Err(invalid(
+            return Err(check::invalid(
                 "unmap",
                 "mapping does not belong to this allocation",
             ));
@@ -331,15 +288,14 @@ impl Hal for Sim {
 
     fn dma_queue_init(&self, queue: QueueRef, tx: RingSpec, rx: RingSpec) -> HalResult<()> {
         const OP: &str = "DMA_QUEUE_INIT";
-        self.check_queue(OP, queue)?;
+        check::queue(self.target, OP, queue)?;
+        let geoms = check::rings(OP, tx, rx)?;
         self.mutate(|d| {
             let mut rings = Vec::with_capacity(2);
-            for (name, spec) in [("tx", tx), ("rx", rx)] {
-                let geom = RingGeometry::new(spec.count)
-                    .map_err(|e| invalid(OP, format!("{name} ring: {e}")))?;
+            for ((name, spec), geom) in [("tx", tx), ("rx", rx)].into_iter().zip(geoms) {
                 let info = d.mem.info(spec.handle)?;
                 geom.check_placement(info.pa)
-                    .map_err(|e| invalid(OP, format!("{name} ring: {e}")))?;
+                    .map_err(|e| check::invalid(OP, format!("{name} ring: {e}")))?;
                 rings.push((spec.handle, info.pa, geom));
             }
             d.dma_queue_init(queue, rings[0], rings[1]);
@@ -349,19 +305,20 @@ impl Hal for Sim {
 
     fn dma_queue_copy_start(&self, queue: QueueRef, tx_count: u32, rx_count: u32) -> HalResult<()> {
         const OP: &str = "DMA_QUEUE_COPY_START";
-        self.check_queue(OP, queue)?;
-        if rx_count == 0 {
-            // The driver hits a kernel BUG_ON here (ABI appendix, hazard 5); refuse instead.
-            return Err(invalid(OP, "rx_desc_count must be non-zero"));
-        }
+        check::queue(self.target, OP, queue)?;
+        // The driver hits a kernel BUG_ON here (ABI appendix, hazard 5); refuse instead.
+        check::copy_start(OP, rx_count)?;
         self.mutate(|d| {
             let st = d
                 .dma_queue_state(queue)
-                .ok_or_else(|| invalid(OP, format!("queue {queue} out of range")))?;
+                .ok_or_else(|| check::invalid(OP, format!("queue {queue} out of range")))?;
             if st.status == nrt_hal::hal::QueueStatus::Disabled {
-                return Err(invalid(OP, format!("queue {queue} is not initialised")));
+                return Err(check::invalid(
+                    OP,
+                    format!("queue {queue} is not initialised"),
+                ));
             }
-            // RX tail first, then TX (ABI §3.5).
+            // RX tail first, then TX (docs/driver.md §4.5).
             d.tail_increment(queue, nrt_hal::target::Direction::Rx, rx_count);
             if tx_count > 0 {
                 d.tail_increment(queue, nrt_hal::target::Direction::Tx, tx_count);
@@ -371,10 +328,10 @@ impl Hal for Sim {
     }
 
     fn dma_queue_state(&self, queue: QueueRef) -> HalResult<QueueState> {
-        self.check_queue("DMA_QUEUE_GET_STATE", queue)?;
+        check::queue(self.target, "DMA_QUEUE_GET_STATE", queue)?;
         self.lock()
             .dma_queue_state(queue)
-            .ok_or_else(|| invalid("DMA_QUEUE_GET_STATE", "queue out of range"))
+            .ok_or_else(|| check::invalid("DMA_QUEUE_GET_STATE", "queue out of range"))
     }
 
     fn semaphore_read(&self, nc: NcIndex, sem: SemaphoreId) -> HalResult<i32> {
@@ -407,13 +364,7 @@ impl Hal for Sim {
     }
 
     fn event_set(&self, nc: NcIndex, event: EventId, value: u32) -> HalResult<()> {
-        self.check_nc("EVENT_SET", nc)?;
-        if event.0 >= self.target.spec().events_per_core {
-            return Err(invalid(
-                "EVENT_SET",
-                format!("event {} out of range", event.0),
-            ));
-        }
+        check::event(self.target, "EVENT_SET", nc, event)?;
         self.mutate(|d| {
             d.event_set(nc, event, value);
             Ok(())
@@ -421,32 +372,17 @@ impl Hal for Sim {
     }
 
     fn event_get(&self, nc: NcIndex, event: EventId) -> HalResult<u32> {
-        self.check_nc("EVENT_GET", nc)?;
+        check::event(self.target, "EVENT_GET", nc, event)?;
         self.lock().cores[nc.index()]
             .events
             .get(event.index())
             .copied()
-            .ok_or_else(|| invalid("EVENT_GET", format!("event {} out of range", event.0)))
+            .ok_or_else(|| check::invalid("EVENT_GET", format!("event {} out of range", event.0)))
     }
 
     fn notification_init(&self, req: &NqRequest) -> HalResult<NotificationQueue> {
         const OP: &str = "NOTIFICATIONS_INIT_V2";
-        self.check_nc(OP, req.nc)?;
-        if !req.size.is_power_of_two() || (req.size as usize) < nrt_hal::notify::NQ_ENTRY_SIZE {
-            return Err(invalid(
-                OP,
-                format!(
-                    "size {} is not a power of two of at least 32 bytes",
-                    req.size
-                ),
-            ));
-        }
-        if req.engine_index >= 16 {
-            return Err(invalid(
-                OP,
-                format!("engine_index {} out of range", req.engine_index),
-            ));
-        }
+        check::notification(self.target, OP, req)?;
         self.mutate(|d| {
             d.notification_init(
                 req.nc,
@@ -470,9 +406,7 @@ impl Hal for Sim {
     }
 
     fn wait(&self, cond: &WaitCondition, timeout: Duration) -> HalResult<()> {
-        if let WaitCondition::Semaphore { nc, sem, .. } = *cond {
-            self.check_sem("wait", nc, sem)?;
-        }
+        check::wait(self.target, cond)?;
         let deadline = Instant::now() + timeout;
         let mut d = self.lock();
         let mut steps = 0u32;
@@ -484,7 +418,7 @@ impl Hal for Sim {
             }
             if d.step() {
                 steps = steps.wrapping_add(1);
-                if steps % 1024 == 0 {
+                if steps.is_multiple_of(1024) {
                     // A device that never runs out of events (a program that keeps itself
                     // busy) must still time out.
                     if Instant::now() >= deadline {

@@ -5,7 +5,6 @@
 //!
 //! It is test support: every helper panics (with the failing call named) when the device
 //! refuses, which is what a test wants.
-#![allow(missing_docs)]
 
 use std::time::Duration;
 
@@ -23,18 +22,24 @@ use nrt_hal::{
     DeviceAddr, DmaEngine, EngineKind, Hal, MemHandle, NcIndex, QueueId, QueueRef, Target,
 };
 
+/// Host-time bound of every wait the kit makes.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
+/// A simulated device and its generation.
 pub struct Dev {
+    /// The device.
     pub sim: Sim,
+    /// Its generation.
     pub target: Target,
 }
 
 impl Dev {
+    /// A fresh device of `target` with the default configuration.
     pub fn new(target: Target) -> Self {
         Self::with(SimConfig::new(target))
     }
 
+    /// A fresh device with configuration `cfg`.
     pub fn with(cfg: SimConfig) -> Self {
         let target = cfg.target;
         Dev {
@@ -43,6 +48,7 @@ impl Dev {
         }
     }
 
+    /// Allocates `size` bytes of device memory on `nc`'s HBM channel.
     pub fn alloc(&self, nc: NcIndex, size: u64) -> MemHandle {
         self.sim
             .mem_alloc(&AllocRequest {
@@ -57,14 +63,17 @@ impl Dev {
             .expect("allocation")
     }
 
+    /// The device address of an allocation.
     pub fn pa(&self, h: MemHandle) -> DeviceAddr {
         self.sim.mem_info(h).unwrap().pa
     }
 
+    /// Copies `bytes` into an allocation at `off`.
     pub fn write(&self, h: MemHandle, off: u64, bytes: &[u8]) {
         self.sim.copy_to_device(h, off, bytes).unwrap();
     }
 
+    /// Reads `len` bytes of an allocation at `off`.
     pub fn read(&self, h: MemHandle, off: u64, len: usize) -> Vec<u8> {
         let mut v = vec![0; len];
         self.sim.copy_from_device(h, off, &mut v).unwrap();
@@ -78,6 +87,7 @@ impl Dev {
         self.pa(h)
     }
 
+    /// Encodes `instrs` into a fresh allocation and returns its address.
     pub fn program(&self, nc: NcIndex, instrs: &[Instruction]) -> DeviceAddr {
         let bytes = encode_stream(instrs).expect("program encodes");
         let h = self.alloc(nc, bytes.len() as u64);
@@ -85,6 +95,7 @@ impl Dev {
         self.pa(h)
     }
 
+    /// Waits until semaphore `sem` of `nc` is at least `value`.
     pub fn wait_sem(&self, nc: NcIndex, sem: nrt_hal::SemaphoreId, value: i32) {
         self.sim
             .wait(
@@ -102,14 +113,20 @@ impl Dev {
 
 /// One DMA queue with host-filled rings.
 pub struct Queue {
+    /// The queue.
     pub q: QueueRef,
+    /// Its TX ring's memory.
     pub tx: MemHandle,
+    /// Its RX ring's memory.
     pub rx: MemHandle,
+    /// The host's producer state of both rings.
     pub prod: QueueProducer,
+    /// Descriptors per ring.
     pub count: u32,
 }
 
 impl Queue {
+    /// Allocates two rings of `count` descriptors and initialises queue `q` on them.
     pub fn new(dev: &Dev, q: QueueRef, count: u32) -> Self {
         let geom = RingGeometry::new(count).unwrap();
         let tx = dev.alloc(q.nc, geom.byte_size());
@@ -130,6 +147,7 @@ impl Queue {
         }
     }
 
+    /// [`Queue::new`] for queue `queue` of engine `engine` of core `nc`.
     pub fn at(dev: &Dev, nc: u32, engine: u32, queue: u32, count: u32) -> Self {
         Self::new(
             dev,
@@ -155,6 +173,7 @@ impl Queue {
         pairs.len() as u32
     }
 
+    /// Writes one TX and one RX descriptor at ring slots `ts` and `rs`.
     pub fn put(&self, dev: &Dev, ts: u32, tx: TxDesc, rs: u32, rx: RxDesc) {
         dev.write(self.tx, ts as u64 * 16, &tx.to_bytes());
         dev.write(self.rx, rs as u64 * 16, &rx.to_bytes());
@@ -165,10 +184,12 @@ impl Queue {
         self.push(dev, M2mCopy::new(src, dst, 4))
     }
 
+    /// Makes `n` more TX and RX descriptors available (`dma_queue_copy_start`).
     pub fn start(&self, dev: &Dev, n: u32) {
         dev.sim.dma_queue_copy_start(self.q, n, n).unwrap();
     }
 
+    /// The tail-increment register of the queue's ring in direction `dir`.
     pub fn tail_inc(&self, dev: &Dev, dir: Direction) -> DeviceAddr {
         dev.target.tail_inc_addr(self.q, dir).unwrap()
     }
@@ -176,11 +197,14 @@ impl Queue {
 
 /// A core's notification queue (NOTIFY type, index 0) and a reader for it.
 pub struct Nq {
+    /// The queue.
     pub q: NotificationQueue,
+    /// The reader's position in it.
     pub reader: NqReader,
 }
 
 impl Nq {
+    /// Creates (or returns the existing) NOTIFY queue 0 of `nc`, in host memory.
     pub fn new(dev: &Dev, nc: NcIndex, size: u32) -> Self {
         let q = dev
             .sim
@@ -199,6 +223,7 @@ impl Nq {
         }
     }
 
+    /// Reads the entries written since the last drain.
     pub fn drain(&mut self, dev: &Dev) -> Vec<Notification> {
         let bytes = dev.read(self.q.handle, 0, self.q.size as usize);
         let mut out = Vec::new();
@@ -211,15 +236,22 @@ impl Nq {
 
 /// Drives executions on one core through the sequencer protocol.
 pub struct Exec {
+    /// The core.
     pub nc: NcIndex,
+    /// The hardware exec queue the sequencer fetches from.
     pub exec_q: Queue,
+    /// The exec-request buffer.
     pub req: MemHandle,
+    /// A word holding 1 (the source of event and semaphore pokes).
     pub one: DeviceAddr,
+    /// The core's notification queue.
     pub nq: Nq,
+    /// Executions submitted so far.
     pub submitted: i32,
 }
 
 impl Exec {
+    /// Sets up core `nc`'s hardware exec queue, a request buffer and a notification queue.
     pub fn new(dev: &Dev, nc: NcIndex) -> Self {
         let exec_q = Queue::new(
             dev,
@@ -286,12 +318,4 @@ impl Exec {
     }
 }
 
-pub fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-pub fn bytes_f32(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
+pub use nrt_hal::le::{bytes_f32, f32_bytes};

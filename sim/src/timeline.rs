@@ -75,6 +75,11 @@ impl Timeline {
         self.enabled
     }
 
+    /// Starts or stops recording (spans already recorded are kept).
+    pub fn set_enabled(&mut self, enabled: bool) {
+        self.enabled = enabled;
+    }
+
     /// Records a span (no-op when disabled; counted as dropped past the limit).
     pub fn record(&mut self, track: Track, name: impl Into<String>, start: u64, end: u64) {
         if !self.enabled {

@@ -1,10 +1,10 @@
 //! The driver backend: the [`Hal`] trait over the Linux Neuron driver (`/dev/neuronN`), through an
 //! injectable syscall layer ([`Syscalls`]).
 //!
-//! This module owns [`DriverHal`] (DESIGN §2, "driver" backend), the syscall layer
+//! This module owns [`DriverHal`] (docs/ARCHITECTURE.md §2.1, "driver" backend), the syscall layer
 //! ([`Syscalls`], [`RealSyscalls`], module `syscalls`) and the runtime-ABI version this platform
 //! speaks to the driver ([`runtime_abi_version`]). Every request number and argument struct comes
-//! from [`crate::abi`]; every rule from `reference/driver-abi.md` (section numbers below).
+//! from [`crate::abi`]; every rule from docs/driver.md (section numbers below).
 //!
 //! # Which ioctl backs which HAL method
 //!
@@ -27,7 +27,7 @@
 //! | [`Hal::wait`] | polls `SEMAPHORE_READ` or `MEM_BUF_COPY64` (see below) |
 //! | [`Hal::memory_usage`] | none: the backend's own accounting |
 //!
-//! # Hazards avoided (driver-abi.md appendix)
+//! # Hazards avoided (docs/driver.md §12)
 //!
 //! Each is commented where it is avoided. In short: exact request numbers from [`crate::abi::req`]
 //! (1); the handle of `MEM_GET_EXTENDED_INFO` is kept in a variable and the `mem_handle` /
@@ -42,7 +42,7 @@
 //!
 //! A negative errno becomes [`HalError::Os`] with the ioctl's name ([`Ioctl::name`]); a positive
 //! return where the ABI expects 0 also becomes [`HalError::Os`], with `errno` = that positive
-//! value (ABI §1.3). `ENOMEM` from an allocation is [`HalError::OutOfMemory`]. Arguments the
+//! value (docs/driver.md §2.3). `ENOMEM` from an allocation is [`HalError::OutOfMemory`]. Arguments the
 //! backend refuses before calling the driver (because the driver would misbehave on them) are
 //! [`HalError::InvalidArgument`].
 //!
@@ -51,8 +51,7 @@
 //! The real device runs by itself, so [`Hal::wait`] polls: `SEMAPHORE_READ` for a semaphore
 //! condition, a 4-byte `MEM_BUF_COPY64` from the device for a memory condition, with a short
 //! back-off between polls (a few immediate re-polls, then sleeps from 1 µs doubling to 1 ms)
-//! until the condition holds or the timeout passes. [`WaitCondition::Idle`] cannot be observed
-//! through the driver and is [`HalError::Unsupported`].
+//! until the condition holds or the timeout passes.
 //!
 //! [`Hal::memory_usage`] comes from this backend's own record of what it allocated (including
 //! notification queues, accounted as the driver does under `NOTIFICATION_{HOST,DEVICE}`), since
@@ -72,18 +71,18 @@ pub use syscalls::{RealSyscalls, Syscalls};
 use zerocopy::{FromBytes, Immutable, IntoBytes};
 
 use crate::abi::{self, Ioctl, MemAllocCategory, NqDeviceType, QueueSwStatus};
+use crate::check::{self, Probe};
 use crate::hal::{
     AllocRequest, CoreMemUsage, DeviceInfo, Mapping, MemInfo, MemLocation, NotificationQueue,
     NqRequest, QueueState, QueueStatus, RingSpec, WaitCondition,
 };
-use crate::udma::RingGeometry;
 use crate::{EventId, Hal, HalError, HalResult, MemHandle, NcIndex, QueueRef, SemaphoreId, Target};
 
 /// The runtime-ABI version this platform speaks to a trn1 (v2) driver. Same number as
-/// `nrt_runtime::abi_version(Target::Trn1)`; the driver accepts 5..=7 (ABI §9).
+/// `nrt_runtime::abi_version(Target::Trn1)`; the driver accepts 5..=7 (docs/driver.md §10).
 pub const RUNTIME_ABI_VERSION_TRN1: u32 = 7;
 /// The runtime-ABI version this platform speaks to a trn2 (v3) driver. Same number as
-/// `nrt_runtime::abi_version(Target::Trn2)`; the driver accepts 10..=11 (ABI §9).
+/// `nrt_runtime::abi_version(Target::Trn2)`; the driver accepts 10..=11 (docs/driver.md §10).
 pub const RUNTIME_ABI_VERSION_TRN2: u32 = 11;
 
 /// The runtime-ABI version this platform speaks to a driver of `target`.
@@ -107,7 +106,7 @@ pub fn copy_pieces(len: u64) -> impl Iterator<Item = (u64, u64)> {
     })
 }
 
-/// The device node of device `index`: `/dev/neuron<index>` (ABI §9).
+/// The device node of device `index`: `/dev/neuron<index>` (docs/driver.md §10).
 pub fn device_path(index: u32) -> String {
     format!("/dev/neuron{index}")
 }
@@ -117,9 +116,9 @@ pub const MAX_DEVICES: u32 = 64;
 
 /// Device discovery: the indices `N` of the device nodes `/dev/neuron<N>` that open, probing
 /// `0, 1, …` up to [`MAX_DEVICES`] and stopping at the first node that does not exist (the driver
-/// numbers its devices densely from 0, ABI §9). A node that exists but cannot be opened (busy,
+/// numbers its devices densely from 0, docs/driver.md §10). A node that exists but cannot be opened (busy,
 /// permission) is skipped, not reported. Each probe opens the node as a misc fd (`O_WRONLY`,
-/// which does not attach the process to the device, ABI §9) and closes it at once.
+/// which does not attach the process to the device, docs/driver.md §10) and closes it at once.
 pub fn discover(sys: &dyn Syscalls) -> Vec<u32> {
     let mut found = Vec::new();
     for index in 0..MAX_DEVICES {
@@ -205,13 +204,6 @@ impl std::fmt::Debug for DriverHal {
     }
 }
 
-fn invalid(op: &'static str, reason: impl Into<String>) -> HalError {
-    HalError::InvalidArgument {
-        op,
-        reason: reason.into(),
-    }
-}
-
 fn os_error(ioctl: &'static str, e: Errno) -> HalError {
     HalError::Os {
         ioctl,
@@ -220,7 +212,7 @@ fn os_error(ioctl: &'static str, e: Errno) -> HalError {
     }
 }
 
-/// A positive return where the ABI expects 0 (ABI §1.3): a `copy_to_user` residue or a positive
+/// A positive return where the ABI expects 0 (docs/driver.md §2.3): a `copy_to_user` residue or a positive
 /// errno such as `MEM_GET_EXTENDED_INFO`'s 22 for a bad handle.
 fn positive_error(ioctl: Ioctl, n: i32) -> HalError {
     let what = if ioctl == Ioctl::MemGetExtendedInfo && n == Errno::EINVAL as i32 {
@@ -237,7 +229,7 @@ fn positive_error(ioctl: Ioctl, n: i32) -> HalError {
 
 impl DriverHal {
     /// SEMAPHORE_INCREMENT / DECREMENT: the 12-byte `{nc, index, value}` struct, although the
-    /// request number encodes 8 (a pointer-typed macro, ABI §1.2).
+    /// request number encodes 8 (a pointer-typed macro, docs/driver.md §2.2).
     fn semaphore_store(
         &self,
         ioctl: Ioctl,
@@ -279,7 +271,7 @@ impl DriverHal {
     ) -> HalResult<DriverHal> {
         let path = device_path(device);
         // A normal (read-write) fd attaches the process; O_WRONLY would give a misc fd on which
-        // most ioctls fail (ABI §9).
+        // most ioctls fail (docs/driver.md §10).
         let raw = sys
             .open(&path, OFlag::O_RDWR | OFlag::O_CLOEXEC)
             .map_err(|e| HalError::Os {
@@ -301,7 +293,7 @@ impl DriverHal {
             ),
         })?;
 
-        // Struct order is {max, min} (ABI §2.7); the zerocopy type names the fields, so they
+        // Struct order is {max, min} (docs/driver.md §3.7); the zerocopy type names the fields, so they
         // cannot be swapped here.
         let mut compat = abi::CompatibleVersion::default();
         call_plain(&fd, Ioctl::CompatibleVersion, &mut compat)?;
@@ -318,7 +310,7 @@ impl DriverHal {
             });
         }
 
-        // Optional: feature flags, for the description only.
+        // Optional: the driver's feature flags ([`DriverHal::features`]).
         let mut drv = abi::DeviceDriverInfo::default();
         let features = call_plain(&fd, Ioctl::DriverInfoGet, &mut drv)
             .ok()
@@ -330,17 +322,6 @@ impl DriverHal {
             revision: basic.revision,
             nc_count: spec.nc_count,
             abi_version_range: (compat.min, compat.max),
-            description: format!(
-                "{path}: {} ({}), PCI revision {}, driver ABI {}..={}{}",
-                spec.name,
-                spec.core_version,
-                basic.revision,
-                compat.min,
-                compat.max,
-                features
-                    .map(|f| format!(", features {:#x}", f.bits()))
-                    .unwrap_or_default()
-            ),
         };
         Ok(DriverHal {
             fd,
@@ -370,43 +351,21 @@ impl DriverHal {
     }
 
     fn check_nc(&self, op: &'static str, nc: NcIndex) -> HalResult<()> {
-        if self.target().has_core(nc) {
-            Ok(())
-        } else {
-            Err(invalid(
-                op,
-                format!("{nc} is not a core of this {}", self.target()),
-            ))
-        }
+        check::core(self.target(), op, nc)
     }
 
     fn check_sem(&self, op: &'static str, nc: NcIndex, sem: SemaphoreId) -> HalResult<()> {
-        self.check_nc(op, nc)?;
-        if sem.0 < self.target().spec().semaphores_per_core {
-            Ok(())
-        } else {
-            Err(invalid(op, format!("semaphore {} out of range", sem.0)))
-        }
+        check::semaphore(self.target(), op, nc, sem)
     }
 
     fn check_event(&self, op: &'static str, nc: NcIndex, event: EventId) -> HalResult<()> {
         // Hazard 11: the driver does not validate nc_id for events and accepts index 256 (its
         // check is `index > count`); both would touch an unrelated register.
-        self.check_nc(op, nc)?;
-        if event.0 < self.target().spec().events_per_core {
-            Ok(())
-        } else {
-            Err(invalid(op, format!("event {} out of range", event.0)))
-        }
+        check::event(self.target(), op, nc, event)
     }
 
     fn check_queue(&self, op: &'static str, q: QueueRef) -> HalResult<()> {
-        self.check_nc(op, q.nc)?;
-        let s = self.target().spec();
-        if q.engine.0 >= s.dma_engines_per_core || q.queue.0 >= s.queues_per_engine {
-            return Err(invalid(op, format!("queue {q} out of range")));
-        }
-        Ok(())
+        check::queue(self.target(), op, q)
     }
 
     fn call<T: PlainArg>(&self, ioctl: Ioctl, arg: &mut T) -> HalResult<()> {
@@ -473,7 +432,7 @@ impl DriverHal {
         // that crosses the end).
         if let Some(rec) = self.lock().allocs.get(&handle.raw()) {
             if offset.checked_add(len).is_none_or(|end| end > rec.size) {
-                return Err(invalid(
+                return Err(check::invalid(
                     op,
                     format!(
                         "{len:#x} bytes at offset {offset:#x} exceed the allocation's {:#x} bytes",
@@ -485,7 +444,7 @@ impl DriverHal {
         for (off, n) in copy_pieces(len) {
             let piece_offset = offset
                 .checked_add(off)
-                .ok_or_else(|| invalid(op, "offset overflows"))?;
+                .ok_or_else(|| check::invalid(op, "offset overflows"))?;
             // SAFETY: `off + n <= len`, so the piece lies inside the buffer of this function's
             // contract (and `off < len` fits a usize because the buffer exists).
             unsafe {
@@ -502,34 +461,9 @@ impl DriverHal {
     }
 
     fn condition_holds(&self, cond: &WaitCondition) -> HalResult<bool> {
-        Ok(match *cond {
-            WaitCondition::Semaphore {
-                nc,
-                sem,
-                cmp,
-                value,
-            } => cmp.holds(self.semaphore_read(nc, sem)?, value),
-            WaitCondition::Memory32 {
-                handle,
-                offset,
-                cmp,
-                value,
-            } => {
-                let w = self.read_u32(handle, offset)?;
-                match cmp {
-                    crate::isa::SemCmp::Ge => w >= value,
-                    crate::isa::SemCmp::Eq => w == value,
-                    crate::isa::SemCmp::Gt => w > value,
-                    crate::isa::SemCmp::Le => w <= value,
-                    crate::isa::SemCmp::Lt => w < value,
-                    crate::isa::SemCmp::Ne => w != value,
-                }
-            }
-            WaitCondition::Idle { .. } => {
-                return Err(HalError::Unsupported {
-                    op: "wait(Idle) on the driver backend",
-                })
-            }
+        cond.holds(|probe| match probe {
+            Probe::Semaphore { nc, sem } => Ok(self.semaphore_read(nc, sem)? as u32),
+            Probe::Word { handle, offset } => self.read_u32(handle, offset),
         })
     }
 }
@@ -542,7 +476,7 @@ fn call_plain<T: PlainArg>(fd: &DeviceFd, ioctl: Ioctl, arg: &mut T) -> HalResul
 }
 
 /// Issues `ioctl` with `arg` and turns the result into a [`HalResult`]: 0 is success, a negative
-/// errno or a positive return is [`HalError::Os`] (ABI §1.3).
+/// errno or a positive return is [`HalError::Os`] (docs/driver.md §2.3).
 ///
 /// # Safety
 ///
@@ -593,7 +527,7 @@ impl Hal for DriverHal {
         };
         if host && req.align != 0 {
             // Hazard 3: the driver returns -EINVAL for a host allocation with align != 0.
-            return Err(invalid(OP, "alignment must be 0 for host memory"));
+            return Err(check::invalid(OP, "alignment must be 0 for host memory"));
         }
         let mut out: u64 = 0;
         let mut a = abi::MemAllocV2Mt64 {
@@ -734,10 +668,11 @@ impl Hal for DriverHal {
 
     unsafe fn map(&self, handle: MemHandle) -> HalResult<Mapping> {
         let x = self.extended_info(handle)?;
-        let len = usize::try_from(x.size)
-            .map_err(|_| invalid("mmap", format!("{:#x} bytes do not fit a usize", x.size)))?;
+        let len = usize::try_from(x.size).map_err(|_| {
+            check::invalid("mmap", format!("{:#x} bytes do not fit a usize", x.size))
+        })?;
         // The driver refuses partial maps: the length is the whole (rounded) allocation and the
-        // offset its mmap_offset (= pa, ABI §6).
+        // offset its mmap_offset (= pa, docs/driver.md §7).
         // SAFETY: the caller of `map` takes on the `# Safety` contract of `Hal::map`, which is the
         // contract `Syscalls::mmap` asks for.
         let ptr = unsafe { self.fd.sys.mmap(self.fd.fd, len, x.mmap_offset) }
@@ -754,12 +689,10 @@ impl Hal for DriverHal {
     fn dma_queue_init(&self, queue: QueueRef, tx: RingSpec, rx: RingSpec) -> HalResult<()> {
         const OP: &str = "DMA_QUEUE_INIT";
         self.check_queue(OP, queue)?;
-        // Ring sizes follow the udma rules (ABI §3.4: 32 ≤ count ≤ 2^24 − 16, multiple of 16)
+        // Ring sizes follow the udma rules (docs/driver.md §4.4: 32 ≤ count ≤ 2^24 − 16, multiple of 16)
         // before the call; the driver would fail with an opaque -1. A power of two is not
         // required since runtime ABI 7, which both targets' versions are.
-        for (name, spec) in [("tx", tx), ("rx", rx)] {
-            RingGeometry::new(spec.count).map_err(|e| invalid(OP, format!("{name} ring: {e}")))?;
-        }
+        check::rings(OP, tx, rx)?;
         let mut a = abi::DmaQueueInit {
             eng_id: queue.engine.global(queue.nc),
             qid: queue.queue.0,
@@ -782,17 +715,15 @@ impl Hal for DriverHal {
         const OP: &str = "DMA_QUEUE_COPY_START";
         self.check_queue(OP, queue)?;
         // Hazard 5: rx_desc_count == 0, or a queue without an RX ring, hits a kernel BUG_ON.
-        if rx_count == 0 {
-            return Err(invalid(OP, "rx_desc_count must be non-zero"));
-        }
+        check::copy_start(OP, rx_count)?;
         let Some((tx_len, rx_len)) = self.lock().queues.get(&queue).copied() else {
-            return Err(invalid(
+            return Err(check::invalid(
                 OP,
                 format!("queue {queue} was not initialised through this backend"),
             ));
         };
         if tx_count > tx_len || rx_count > rx_len {
-            return Err(invalid(
+            return Err(check::invalid(
                 OP,
                 format!(
                     "counts tx {tx_count} / rx {rx_count} exceed the ring sizes {tx_len} / {rx_len}"
@@ -810,7 +741,7 @@ impl Hal for DriverHal {
 
     fn dma_queue_state(&self, queue: QueueRef) -> HalResult<QueueState> {
         const OP: &str = "DMA_QUEUE_GET_STATE";
-        // The driver reads registers without validating eng_id / qid (ABI §3.7).
+        // The driver reads registers without validating eng_id / qid (docs/driver.md §4.7).
         self.check_queue(OP, queue)?;
         let mut tx = abi::DmaQueueState::default();
         let mut rx = abi::DmaQueueState::default();
@@ -910,20 +841,8 @@ impl Hal for DriverHal {
 
     fn notification_init(&self, req: &NqRequest) -> HalResult<NotificationQueue> {
         const OP: &str = "NOTIFICATIONS_INIT_V2";
-        self.check_nc(OP, req.nc)?;
-        if req.engine_index >= abi::MAX_NQ_ENGINE {
-            return Err(invalid(
-                OP,
-                format!("engine_index {} out of range", req.engine_index),
-            ));
-        }
         // The driver lets size 0 through its power-of-two check.
-        if !req.size.is_power_of_two() {
-            return Err(invalid(
-                OP,
-                format!("size {} is not a power of two", req.size),
-            ));
-        }
+        check::notification(self.target(), OP, req)?;
         let (host, channel) = match req.location {
             MemLocation::Host => (true, 0),
             MemLocation::Device { channel } => (false, channel),
@@ -948,7 +867,7 @@ impl Hal for DriverHal {
             message: "driver reported success but returned handle 0".into(),
         })?;
         // A device NQ reports mmap_offset -1; its handle still works with
-        // MEM_GET_EXTENDED_INFO, whose pa/mmap_offset map it (ABI §5). One call serves both
+        // MEM_GET_EXTENDED_INFO, whose pa/mmap_offset map it (docs/driver.md §6). One call serves both
         // kinds and also gives the rounded size for accounting.
         let x = self.extended_info(handle)?;
         if a.mmap_offset != abi::NQ_DEVICE_MMAP_OFFSET && a.mmap_offset != x.mmap_offset {
@@ -961,7 +880,7 @@ impl Hal for DriverHal {
                 ),
             });
         }
-        // The driver reuses an existing queue's memory even if the size differs (ABI §5);
+        // The driver reuses an existing queue's memory even if the size differs (docs/driver.md §6);
         // report the size of the queue that exists, as the simulator does.
         let size = match st.allocs.get(&handle.raw()).and_then(|r| r.nq_size) {
             Some(s) => s,
@@ -995,7 +914,7 @@ impl Hal for DriverHal {
         let n = self.info.nc_count;
         let all = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
         if nc_mask & !all != 0 {
-            return Err(invalid(
+            return Err(check::invalid(
                 OP,
                 format!("core mask {nc_mask:#x} names cores this device lacks"),
             ));
@@ -1039,16 +958,7 @@ impl Hal for DriverHal {
     }
 
     fn wait(&self, cond: &WaitCondition, timeout: Duration) -> HalResult<()> {
-        match *cond {
-            WaitCondition::Semaphore { nc, sem, .. } => self.check_sem("wait", nc, sem)?,
-            WaitCondition::Memory32 { offset, .. } if offset % 4 != 0 => {
-                return Err(invalid(
-                    "wait",
-                    format!("offset {offset:#x} is not 4-byte aligned"),
-                ))
-            }
-            _ => {}
-        }
+        check::wait(self.target(), cond)?;
         let start = Instant::now();
         let mut polls = 0u32;
         loop {

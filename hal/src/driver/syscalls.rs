@@ -2,13 +2,13 @@
 //! `munmap` on a device node, as the trait [`Syscalls`], and [`RealSyscalls`], its
 //! implementation over the Linux system calls (through nix).
 //!
-//! Another implementation answers the same calls in-process (`nrt_sim::kabi::EmulatedDriver`), so
+//! Another implementation answers the same calls in-process (`nrt_kabi::EmulatedDriver`), so
 //! the driver backend itself runs against the simulator, byte for byte the same ioctl traffic
 //! it sends to `/dev/neuronN`.
 //!
 //! # Return convention of [`Syscalls::ioctl`]
 //!
-//! Exactly what `ioctl(2)` gives user space (driver-abi.md §1.3): `Err(errno)` when the driver
+//! Exactly what `ioctl(2)` gives user space (docs/driver.md §2.3): `Err(errno)` when the driver
 //! returned a negative errno (`ioctl()` returned -1 and set `errno`; a literal `-1` from the
 //! driver therefore shows up as `EPERM`); `Ok(n)` for any non-negative return, **including
 //! positive values** — the driver returns the raw result of `copy_to_user` (a count of bytes not
@@ -41,14 +41,14 @@ pub trait Syscalls: Send + Sync {
     ///
     /// `arg` is null or points to memory valid for reads and writes of the argument struct of
     /// `request` (its [`arg_size`](crate::abi::Ioctl::arg_size) bytes). Every user pointer inside
-    /// that struct is null or valid for the access the ABI (driver-abi.md §2) implies for the
+    /// that struct is null or valid for the access the ABI (docs/driver.md §3) implies for the
     /// sizes in the struct: reads of a buffer copied to the device, writes of a buffer or of an
     /// out-value the driver fills. None of these regions is accessed by anything else during the
     /// call.
     unsafe fn ioctl(&self, fd: RawFd, request: u32, arg: *mut u8) -> Result<i32, Errno>;
 
     /// Maps `len` bytes of the device at mmap `offset` (a device-visible physical address, ABI
-    /// §6) shared and read-write into the process.
+    /// docs/driver.md §7) shared and read-write into the process.
     ///
     /// # Safety
     ///

@@ -2,7 +2,7 @@
 //!
 //! An access pattern (AP) selects a contiguous range of partitions and, inside every selected
 //! partition, the same free-dimension pattern of up to four `[step, count]` pairs (NKI style,
-//! reference neff-isa-nrt.md §11.2 "access rules"). Steps are in *elements*, so a step of 1 on a
+//! docs/isa.md §2.3 "access rules"). Steps are in *elements*, so a step of 1 on a
 //! bf16 tile advances 2 bytes.
 //!
 //! # Encoding
@@ -493,7 +493,7 @@ impl IotaDim {
     }
 }
 
-/// The value pattern of `iota` (reference §11.3): 1..=4 `[step, count]` pairs, outermost
+/// The value pattern of `iota` (docs/isa.md §3): 1..=4 `[step, count]` pairs, outermost
 /// first. Element `(i0, …)` of partition `p` gets the int32 value
 /// `offset + channel_multiplier·p + Σ stepₖ·iₖ` (wrapping), then is cast to the output dtype.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -248,7 +248,7 @@ impl ExactSizeIterator for Records<'_> {}
 /// Splits a stream into records without decoding them (a loader keeps undecodable records,
 /// such as a real NEFF's compute instructions, to fail only when they are executed).
 pub fn records(bytes: &[u8]) -> Result<Records<'_>, StreamError> {
-    if bytes.len() % RECORD_SIZE != 0 {
+    if !bytes.len().is_multiple_of(RECORD_SIZE) {
         return Err(StreamError::Length { len: bytes.len() });
     }
     Ok(Records(bytes.chunks_exact(RECORD_SIZE)))

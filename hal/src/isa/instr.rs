@@ -9,7 +9,7 @@ use super::ops::{
     ScalarOperand, SemCmp, SemOp,
 };
 
-/// The opcodes real compiler output contains (reference §8, ~420k records): exactly these.
+/// The opcodes real compiler output contains (docs/neff.md §9, ~420k records): exactly these.
 pub const REAL_NEFF_OPCODES: [u8; 14] = [
     0x01, 0x02, 0x21, 0x23, 0x41, 0x42, 0x46, 0x47, 0x49, 0xA0, 0xA4, 0xB1, 0xC1, 0xCC,
 ];
@@ -356,7 +356,7 @@ pub enum LowerError {
     Overflow(#[from] AddrOverflow),
 }
 
-/// Why an instruction's operands break the rules of reference §11.3 (as opposed to the
+/// Why an instruction's operands break the rules of docs/isa.md §3 (as opposed to the
 /// encoding rules the decoder checks).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OperandError {
@@ -491,8 +491,8 @@ impl Instruction {
         self.opcode().is_pseudo()
     }
 
-    /// Whether an engine of kind `engine` may execute this instruction (reference §11.1,
-    /// §11.3):
+    /// Whether an engine of kind `engine` may execute this instruction (docs/isa.md §2.1,
+    /// §3):
     ///
     /// | engine | compute instructions it runs |
     /// |---|---|
@@ -575,7 +575,7 @@ impl Instruction {
         })
     }
 
-    /// Checks the operand rules of reference §11.3 that the encoding itself does not enforce
+    /// Checks the operand rules of docs/isa.md §3 that the encoding itself does not enforce
     /// (memories, shape limits, shape agreement between operands). The decoder accepts any
     /// well-formed record; an engine calls this before executing. SBUF/PSUM bounds depend on
     /// the target and are checked with [`AccessPattern::check_bounds`].

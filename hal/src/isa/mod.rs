@@ -1,8 +1,8 @@
 //! The platform's engine instruction encoding: 64-byte records, encoder, decoder, disassembler
-//! (DESIGN §5; reference neff-isa-nrt.md §8, §11.3, §11.4).
+//! (docs/isa.md §1; docs/neff.md §9, docs/isa.md §3, §4).
 //!
 //! Real Neuron instruction encodings are not public. This module keeps the framing real NEFFs
-//! show (§8) and defines everything else. It is the reference for the format: the runtime's
+//! show (docs/neff.md §9) and defines everything else. It is the reference for the format: the runtime's
 //! loader, the NEFF writer in `fixtures` and the simulator's engines all use these types.
 //!
 //! # Framing
@@ -72,7 +72,7 @@
 //! | `0xF2` pseudo.marker | `[4..8)` u32 id; `[8..48)` label, 0..=40 printable ASCII characters (`0x20..=0x7E`), NUL-padded |
 //!
 //! **`0xC1` is decoded leniently.** It is a real opcode, and only its name and block id are
-//! publicly known (§8); real compilers may fill its other bytes. The decoder therefore reads
+//! publicly known (docs/neff.md §9); real compilers may fill its other bytes. The decoder therefore reads
 //! the name up to the first NUL and the id, and ignores bytes 2..12, the bytes after the NUL
 //! and 52..64; the encoder writes zeros there. Every other opcode is decoded strictly.
 //!
@@ -127,7 +127,7 @@
 //! `[30..46)` (4 × i32 step) and `[46..54)` (4 × u16 count), outermost first, unused dimensions
 //! encoded as step 0, count 1; `[54..56)` are zero.
 //!
-//! Semantics (reference §11.3): `matmul.mm` computes `dst = stationaryᵀ · moving` with the
+//! Semantics (docs/isa.md §3): `matmul.mm` computes `dst = stationaryᵀ · moving` with the
 //! stationary operand of the last `matmul.ld` on the same engine, overwriting PSUM or adding to
 //! it; `act` computes `out = f(in · scale + bias)` in fp32; `tensor_tensor` computes
 //! `op(in0, in1)`, `in1` borrowing `in0`'s partition count and free pattern; `tensor_scalar`

@@ -3,7 +3,7 @@
 //!
 //! Every enum here has explicit `u8` codes: the code is what the record holds, and
 //! `from_code` is the decoder's only way back. The codes are ours (the real encoding is not
-//! public, reference neff-isa-nrt.md §8); names follow NKI (§11.4) so a reader can map them to
+//! public, docs/neff.md §9); names follow NKI (docs/isa.md §4) so a reader can map them to
 //! `nki.isa` documentation.
 
 use core::fmt;
@@ -76,9 +76,9 @@ code_enum! {
 }
 
 impl MemSpace {
-    /// Bytes per PSUM partition on every generation (reference §11.2).
+    /// Bytes per PSUM partition on every generation (docs/isa.md §2.2).
     pub const PSUM_PARTITION_BYTES: u32 = 16 * 1024;
-    /// The largest SBUF partition of the supported generations (trn2: 224 KiB, §11.2).
+    /// The largest SBUF partition of the supported generations (trn2: 224 KiB, docs/isa.md §2.2).
     pub const SBUF_MAX_PARTITION_BYTES: u32 = 224 * 1024;
 }
 
@@ -116,15 +116,24 @@ code_enum! {
 }
 
 impl SemCmp {
-    /// Whether `sem <cmp> value` holds.
-    pub const fn holds(self, sem: i32, value: i32) -> bool {
+    /// Whether `sem <cmp> value` holds (signed, as a semaphore compares).
+    pub fn holds(self, sem: i32, value: i32) -> bool {
+        self.compare(sem, value)
+    }
+
+    /// Whether `word <cmp> value` holds for unsigned words (a memory wait).
+    pub fn holds_u32(self, word: u32, value: u32) -> bool {
+        self.compare(word, value)
+    }
+
+    fn compare<T: Ord>(self, a: T, b: T) -> bool {
         match self {
-            SemCmp::Ge => sem >= value,
-            SemCmp::Eq => sem == value,
-            SemCmp::Gt => sem > value,
-            SemCmp::Le => sem <= value,
-            SemCmp::Lt => sem < value,
-            SemCmp::Ne => sem != value,
+            SemCmp::Ge => a >= b,
+            SemCmp::Eq => a == b,
+            SemCmp::Gt => a > b,
+            SemCmp::Le => a <= b,
+            SemCmp::Lt => a < b,
+            SemCmp::Ne => a != b,
         }
     }
 
@@ -174,7 +183,7 @@ impl SemOp {
 }
 
 code_enum! {
-    /// The ACT engine's accumulate-reduce command (`reduce_cmd`, reference §11.3): an
+    /// The ACT engine's accumulate-reduce command (`reduce_cmd`, docs/isa.md §3): an
     /// add-reduction of each output row along the free dims into a per-partition accumulator
     /// register (byte 4 of `0xE2`).
     pub enum ReduceCmd {
@@ -192,7 +201,7 @@ code_enum! {
 }
 
 code_enum! {
-    /// Activation functions of the ACT engine, `out = f(in * scale + bias)` (reference §11.4;
+    /// Activation functions of the ACT engine, `out = f(in * scale + bias)` (docs/isa.md §4;
     /// names are NKI's `nl.*`). Math is fp32.
     pub enum ActivationFunc {
         /// `f(x) = x` (NKI `copy`/`identity`).
@@ -241,7 +250,7 @@ code_enum! {
 }
 
 code_enum! {
-    /// The ALU operations of the vector, scalar and GpSimd engines (reference §11.4; NKI
+    /// The ALU operations of the vector, scalar and GpSimd engines (docs/isa.md §4; NKI
     /// `nl.*` names). Arithmetic ops compute in fp32; bit-vector ops act on the integer bit
     /// patterns. Unary ops (`bitwise_not`, `abs`, `square`, `relu`, `rsqrt`, `reciprocal`) and
     /// `bypass` use their first operand only. Comparisons yield `1.0` or `0.0`.
@@ -318,7 +327,7 @@ code_enum! {
 }
 
 impl AluOp {
-    /// Whether `tensor_reduce` accepts this op (reference §11.4: and, or, xor, add, subtract,
+    /// Whether `tensor_reduce` accepts this op (docs/isa.md §4: and, or, xor, add, subtract,
     /// multiply, max, min, logical and/or/xor).
     pub const fn is_legal_reduction(self) -> bool {
         matches!(
@@ -417,7 +426,7 @@ impl QueueSetName {
     /// Capacity of the name field (bytes 12..48 of a `0xC1` record).
     pub const MAX_LEN: usize = 36;
 
-    /// Validates a queue-set name (`def.json` `dma_queue` key, reference §6.3).
+    /// Validates a queue-set name (`def.json` `dma_queue` key, docs/neff.md §7.3).
     pub fn new(name: &str) -> Result<Self, NameError> {
         Self::from_ascii(name.as_bytes())
     }

@@ -1,5 +1,5 @@
 //! Dynamic rings: a model queue whose descriptors touch the caller's input or output tensors is
-//! resolved per execution against those tensors' physical addresses (seed 001 §1: the dynamic
+//! resolved per execution against those tensors' physical addresses (docs/runtime.md §3.2: the dynamic
 //! ring build with its PA-keyed LRU cache). An entry is one ring pair plus a page of register
 //! words (`drbp_low/high`, `drl` of each ring) that the execution's IO-queue swap descriptors
 //! copy into the queue's registers before rewinding it.

@@ -1,5 +1,5 @@
-//! The hand-off between a logical core's API threads and its async worker (seed 003 §1 async
-//! fork, §6): staged executions go in, in submission order; their results come out, keyed by
+//! The hand-off between a logical core's API threads and its async worker (docs/runtime.md §4.1 async
+//! fork, docs/runtime.md §4.4): staged executions go in, in submission order; their results come out, keyed by
 //! sequence id, to whoever waits for them.
 //!
 //! # What this module owns

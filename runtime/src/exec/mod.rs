@@ -1,4 +1,4 @@
-//! The execute path (seed 001 §1–§3, seed 003): bind → stage → doorbell → complete.
+//! The execute path (docs/runtime.md §3.2–§4.3, docs/exec.md): bind → stage → doorbell → complete.
 //!
 //! # Per core (created at a core's first execution)
 //!
@@ -6,7 +6,7 @@
 //! runtime words and 64 request slots, the skip-config cache, and the notification-queue reader.
 //! The core's [`ticket::ComputeReqLock`] (the `compute_req_lock`) guards it and issues the
 //! core's dense execution indices: a logical core's executions take the lock of its first core,
-//! then stage every core of the vcore in order (lockstep, seed 003 §4), see
+//! then stage every core of the vcore in order (lockstep, docs/runtime.md §4.3), see
 //! [`ticket::stage_lockstep`].
 //!
 //! # One execution
@@ -28,7 +28,7 @@
 //!    status (see [`status_of`]).
 //!
 //! Collectives: a model whose subgraphs declare `cc_streams.num_streams > 0` would need the
-//! model-switch chain of seed 003 §3; this platform has no collectives fabric, so such models
+//! model-switch chain of docs/exec.md §3; this platform has no collectives fabric, so such models
 //! are refused at execution with `NRT_INVALID`.
 
 pub mod dynring;

@@ -1,5 +1,5 @@
 //! Host-written DMA rings: the hardware exec queue and the IO queue of each core, whose
-//! descriptors the runtime appends per execution (seed 003 §3). A [`HostRing`] tracks the
+//! descriptors the runtime appends per execution (docs/exec.md §3). A [`HostRing`] tracks the
 //! producer slot and ring-id phase of both rings of its queue and writes each appended pair
 //! straight into ring memory, with no allocation on the way.
 

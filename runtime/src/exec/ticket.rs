@@ -1,4 +1,4 @@
-//! The `compute_req_lock` and its dense `compute_idx` ticket (seed 001 §3, seed 003 §4).
+//! The `compute_req_lock` and its dense `compute_idx` ticket (docs/runtime.md §4.3).
 //!
 //! # What this module owns
 //!

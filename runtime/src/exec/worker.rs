@@ -1,11 +1,11 @@
 //! The execute path's shared half: staging under the execution unit's funnel, completion, and
-//! the asynchronous mode's per-vcore worker threads (seed 003 §1 async fork, §6).
+//! the asynchronous mode's per-vcore worker threads (docs/runtime.md §4.1 async fork, docs/runtime.md §4.4).
 //!
 //! Async mode (`NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS` > 0) stages and rings the doorbell
 //! inline — the submit returns a request handle at once — and a worker thread per logical core
 //! waits for each execution in order, harvests its notifications and publishes its result. A
 //! submit finding the in-flight limit reached waits for the worker to retire one (backpressure,
-//! not failure). The seed passes the inverted exec mode (`workers == NULL ? 1 : 0`, so 0 is
+//! not failure). The real runtime passes the inverted exec mode (`workers == NULL ? 1 : 0`, so 0 is
 //! async) into its bind stage; here the mode is the [`ExecMode`] enum, whose discriminants keep
 //! that inversion for anyone comparing traces.
 
@@ -30,7 +30,7 @@ use crate::status::NrtStatus;
 use crate::tensor::TensorSet;
 use crate::xu::ExecutionUnit;
 
-/// The seed's `kmgr_exec_mode_t`: note the inversion — async is 0, sync is 1.
+/// The real runtime's `kmgr_exec_mode_t`: note the inversion — async is 0, sync is 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExecMode {
     /// `KMGR_EXEC_MODE_ASYNC` (0).
@@ -66,7 +66,7 @@ pub struct ExecRequest {
 /// One vcore's async queue and worker.
 #[derive(Default)]
 pub struct AsyncQueue {
-    handoff: Handoff<(Arc<LoadedModel>, Ticket), Result<ExecReport>>,
+    handoff: Handoff<(Arc<LoadedModel>, Ticket, Option<TensorSet>), Result<ExecReport>>,
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -265,16 +265,33 @@ impl ExecShared {
 
     fn worker(&self, vnc: u32) {
         let q = &self.queues[vnc as usize];
-        while let Some((model, ticket)) = q.handoff.next() {
+        while let Some((model, ticket, outputs)) = q.handoff.next() {
             let r = self.complete(&model, &ticket);
+            let written = r.is_ok()
+                || r.as_ref()
+                    .is_err_and(|e| e.status == NrtStatus::ExecCompletedWithNumErr);
+            if written {
+                for (_, t) in outputs.iter().flat_map(|o| o.iter()) {
+                    t.completed_as_output();
+                }
+            }
+            // Released before the result is published: a waiter that frees its tensors next
+            // must find their memory freed, not still held by this copy of the set.
+            drop(outputs);
             q.handoff.finish(ticket.seq_id, r);
         }
     }
 
-    /// Queues a staged async execution for its worker.
-    pub fn enqueue(self: &Arc<Self>, model: Arc<LoadedModel>, ticket: Ticket) {
+    /// Queues a staged async execution for its worker; `outputs`, if given, count the
+    /// completion.
+    pub fn enqueue(
+        self: &Arc<Self>,
+        model: Arc<LoadedModel>,
+        ticket: Ticket,
+        outputs: Option<TensorSet>,
+    ) {
         let q = self.async_queue(model.vnc);
-        q.handoff.push((model, ticket));
+        q.handoff.push((model, ticket, outputs));
     }
 
     /// Blocks until fewer than the in-flight limit are pending on `vnc`. The limit is

@@ -1,4 +1,4 @@
-//! The KBIN build (load stages S2/S3 of seed 000): walk the manifest chain `neff.json` →
+//! The KBIN build (load stages S2/S3, docs/runtime.md §2.4–§2.5): walk the manifest chain `neff.json` →
 //! `__kelf` node → `attrs.kelf` → `graphs[]` → `sgNN/def.json` → engine JSON + `.bin`, and lower
 //! each subgraph into a validated [`Kbin`]. No HAL call is made; the result is everything
 //! staging needs.
@@ -107,22 +107,14 @@ pub fn build_model(
         ));
     }
 
-    // neff.json (legacy name kelp.json) → the __kelf node and the IO tensors.
-    let (neff_file, neff_bytes) = ["neff.json", "kelp.json"]
-        .into_iter()
-        .find_map(|f| src.member(f).map(|b| (f, b)))
-        .ok_or_else(|| Error::invalid("neff.json is missing"))?;
-    let neff = manifest::parse_neff_json(neff_file, neff_bytes)?;
-    let io = neff.io(neff_file)?;
-
-    // kelf-N.json.
-    let (kelf_path, kelf_bytes) = resolve_member(src, "", &io.kelf_file).ok_or_else(|| {
-        Error::invalid(format!(
-            "{neff_file}: nodes[{}].attrs.kelf names {:?}, which is not in the NEFF",
-            io.kelf_node, io.kelf_file
-        ))
-    })?;
-    let kelf = manifest::parse_kelf_json(&kelf_path, kelf_bytes)?;
+    // neff.json (legacy name kelp.json) → the __kelf node and the IO tensors → kelf-N.json.
+    let manifest::TopManifests {
+        neff_file,
+        neff: _,
+        io,
+        kelf_path,
+        kelf,
+    } = manifest::top_manifests(src)?;
 
     let target = target_gate(&kelf_path, &kelf.target, opts)?;
 
@@ -976,7 +968,7 @@ impl Pattern<'_> {
 
 /// Splits an engine binary into records, checking the framing real NEFFs follow.
 fn split_records(member: &str, bin: &[u8]) -> Result<Vec<Record>> {
-    if bin.is_empty() || bin.len() % RECORD_SIZE != 0 {
+    if bin.is_empty() || !bin.len().is_multiple_of(RECORD_SIZE) {
         return Err(Error::invalid(format!(
             "{member}: {} bytes is not a non-empty whole number of {RECORD_SIZE}-byte records",
             bin.len()

@@ -3,12 +3,12 @@
 //!
 //! Addresses start *relative* — a var and an offset ([`Loc::Var`]) — and are made absolute by
 //! [`PairTemplate::resolve`] once the var's physical address is known: at load for the model's
-//! own vars, at bind time for the caller's input and output tensors (seed 000 S5 "relative →
+//! own vars, at bind time for the caller's input and output tensors (docs/runtime.md §2.7 "relative →
 //! absolute DMA buf_ptr").
 //!
 //! A side's pattern is `sizes`/`steps` innermost first: the innermost size is a byte count of
-//! contiguous memory, outer sizes are repeat counts with byte steps (reference neff-isa-nrt.md
-//! §7.1). Both sides are walked as streams of contiguous runs and zipped into pieces of at most
+//! contiguous memory, outer sizes are repeat counts with byte steps (docs/neff.md
+//! §8.2). Both sides are walked as streams of contiguous runs and zipped into pieces of at most
 //! 64 KiB, so a desc's bytes land in order however the two patterns are shaped.
 
 use nrt_hal::udma::{ConvertCopy, CopyPair, M2mCopy, RingIdSource, MAX_DESC_BYTES};

@@ -1,4 +1,4 @@
-//! Load stage S4 (seed 000 "Stage 3+4"): stand up one subgraph on one physical core — the
+//! Load stage S4 (docs/runtime.md §2.6): stand up one subgraph on one physical core — the
 //! per-core model record [`CoreModel`]. Everything it allocates is recorded in the record, and
 //! [`CoreModel::release`] (or the error edge of [`stage_core`]) frees exactly that.
 //!
@@ -10,9 +10,9 @@
 //! | `input`, `output` | the caller's tensors, bound per execution | — |
 //! | `file` constants | one region, each var at its alignment (≥ 64 B), data copied in | `CONSTANTS_DEVICE` |
 //! | `tmp-buf`, `pointer`, `dge-table` | one private region | `SCRATCHPAD_NONSHARED_DEVICE` |
-//! | `virtual` | the core's shared scratchpad at `backing_variable_off` (reference §6.2) | `SCRATCHPAD_DEVICE` |
+//! | `virtual` | the core's shared scratchpad at `backing_variable_off` (docs/neff.md §7.2) | `SCRATCHPAD_DEVICE` |
 //! | engine instruction blocks | one region, the five translated streams back to back | `CODE_DEVICE` |
-//! | DMA rings | one allocation per ring (a ring starts at its chunk, ABI §3.4) | `DMA_RINGS_DEVICE` |
+//! | DMA rings | one allocation per ring (a ring starts at its chunk, docs/driver.md §4.4) | `DMA_RINGS_DEVICE` |
 //! | runtime words (the `1` that semaphore-increment descriptors copy) | one page | `MISC_DEVICE` |
 //!
 //! # DMA rings
@@ -43,7 +43,7 @@ use super::translate::{translate, PatchTable, TriggerPlan};
 use crate::error::{Error, Result};
 use crate::kbin::{Kbin, VarKind};
 
-/// An IO var of the model on this core: the `io_mr_to_name_map` entry (seed 001 §2).
+/// An IO var of the model on this core: the `io_mr_to_name_map` entry (docs/runtime.md §3.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IoVar {
     /// The tensor name that binds it.
@@ -105,7 +105,7 @@ pub struct CoreModel {
 }
 
 /// The hardware queues a core can give models: every (engine, queue) except the exec queue,
-/// the IO queue and the driver-reserved queues 14 and 15 (ABI §8.2).
+/// the IO queue and the driver-reserved queues 14 and 15 (docs/driver.md §9.2).
 pub fn queue_pool(target: Target) -> BTreeSet<(u32, u32)> {
     let s = target.spec();
     let mut pool = BTreeSet::new();
@@ -255,9 +255,31 @@ pub fn stage_core(
     }
 }
 
+/// S4 then S5 for one core: the memory plan (constants, scratch vars, the scratchpad, pointer
+/// vars, the runtime's words), the DMA rings of every triggered queue set, and the instruction
+/// blocks, relocated and uploaded.
 fn stage_into(st: &mut Staging<'_>, target: Target, kbin: &Kbin) -> Result<()> {
+    plan_memory(st, target, kbin)?;
+    let mut plans: [BTreeMap<usize, TriggerPlan>; 5] = Default::default();
+    for (set_name, occ) in &dma_triggers(kbin) {
+        stage_queue_set(st, target, kbin, set_name, occ, &mut plans)?;
+    }
+    // Every queue in use is now recorded in the model; `taken_queues` must not double-return.
+    st.taken_queues.retain(|t| {
+        !st.model
+            .queues
+            .iter()
+            .any(|q| (q.queue.engine.0, q.queue.queue.0) == *t)
+    });
+
+    upload_code(st, target, kbin, &plans)
+}
+
+/// The memory plan: places every var, allocates and fills the constant and scratch regions,
+/// binds virtual vars to the scratchpad, writes pointer vars, and allocates the runtime's
+/// words (the `1` every semaphore-increment descriptor copies).
+fn plan_memory(st: &mut Staging<'_>, target: Target, kbin: &Kbin) -> Result<()> {
     let nc = st.nc;
-    // ---- the memory plan -------------------------------------------------------------------
     let mut const_off = 0u64;
     let mut const_align = 64u64;
     let mut tmp_off = 0u64;
@@ -348,12 +370,6 @@ fn stage_into(st: &mut Staging<'_>, target: Target, kbin: &Kbin) -> Result<()> {
                 st.model.var_pa.get(&v.var_id),
                 st.model.var_pa.get(&referenced_var_id),
             ) {
-                let h = *st
-                    .model
-                    .allocations
-                    .last()
-                    .expect("pointer vars live in the scratch region");
-                let _ = h;
                 write_u64(st, at, pa.raw())?;
             }
         }
@@ -362,7 +378,12 @@ fn stage_into(st: &mut Staging<'_>, target: Target, kbin: &Kbin) -> Result<()> {
     st.hal.copy_to_device(misc, 0, &1u32.to_le_bytes())?;
     st.model.one_word = misc_pa;
 
-    // ---- DMA rings -------------------------------------------------------------------------
+    Ok(())
+}
+
+/// Where each engine's pseudo DMA triggers are: queue-set name → (engine, instruction index,
+/// DMA block id), in program order.
+fn dma_triggers(kbin: &Kbin) -> BTreeMap<String, Vec<(EngineKind, usize, u32)>> {
     let mut triggers: BTreeMap<String, Vec<(EngineKind, usize, u32)>> = BTreeMap::new();
     for prog in &kbin.engines {
         for (ip, rec) in prog.records.iter().enumerate() {
@@ -378,134 +399,160 @@ fn stage_into(st: &mut Staging<'_>, target: Target, kbin: &Kbin) -> Result<()> {
             }
         }
     }
-    let mut plans: [BTreeMap<usize, TriggerPlan>; 5] = Default::default();
-    let is_io = |v: u32| st_io(kbin, v);
-    for (set_name, occ) in &triggers {
-        let engines: BTreeSet<EngineKind> = occ.iter().map(|o| o.0).collect();
-        if engines.len() > 1 {
+    triggers
+}
+
+/// One queue set: takes its hardware queues, lowers the DMA blocks its triggers name into
+/// descriptor pairs spread over those queues (recording each trigger's plan in `plans`), then
+/// builds and initialises the rings.
+fn stage_queue_set(
+    st: &mut Staging<'_>,
+    target: Target,
+    kbin: &Kbin,
+    set_name: &String,
+    occ: &[(EngineKind, usize, u32)],
+    plans: &mut [BTreeMap<usize, TriggerPlan>; 5],
+) -> Result<()> {
+    let nc = st.nc;
+    let engines: BTreeSet<EngineKind> = occ.iter().map(|o| o.0).collect();
+    if engines.len() > 1 {
+        return Err(Error::invalid(format!(
+            "queue set {set_name} is triggered by more than one engine ({engines:?}); this platform needs one owner per set"
+        )));
+    }
+    // A real compiler triggers each block exactly once (docs/neuron-isa.md "DMA kinds").
+    if kbin.encoding == nrt_hal::isa::neuron::Encoding::Neuron {
+        let mut seen = BTreeSet::new();
+        if let Some(&(e, ip, id)) = occ.iter().find(|o| !seen.insert(o.2)) {
             return Err(Error::invalid(format!(
-                "queue set {set_name} is triggered by more than one engine ({engines:?}); this platform needs one owner per set"
+                "{e} instruction {ip} triggers block {id} of {set_name} a second time"
             )));
         }
-        // A real compiler triggers each block exactly once (docs/neuron-isa.md "DMA kinds").
-        if kbin.encoding == nrt_hal::isa::neuron::Encoding::Neuron {
-            let mut seen = BTreeSet::new();
-            if let Some(&(e, ip, id)) = occ.iter().find(|o| !seen.insert(o.2)) {
-                return Err(Error::invalid(format!(
-                    "{e} instruction {ip} triggers block {id} of {set_name} a second time"
-                )));
-            }
-        }
-        let set = kbin.queue_sets.get(set_name).ok_or_else(|| {
-            Error::invalid(format!(
-                "trigger names queue set {set_name}, which def.json does not declare"
-            ))
-        })?;
-        let n = set.num_queues as usize;
-        let taken = st.res.take_queues(nc, n)?;
-        st.taken_queues.extend(&taken);
-        let hw: Vec<QueueRef> = taken
-            .iter()
-            .map(|&(e, q)| QueueRef::new(nc, DmaEngine(e), QueueId(q)))
-            .collect();
-        let mut pairs: Vec<Vec<PairTemplate>> = vec![Vec::new(); n];
-        for &(engine, ip, block_id) in occ {
-            let prog = kbin
-                .engine(engine)
-                .expect("triggers come from present engines");
-            let block = prog
-                .dma_blocks
-                .iter()
-                .find(|b| b.id == block_id && b.queue == *set_name)
-                .ok_or_else(|| Error::invalid(format!("{}: trigger at instruction {ip} names block {block_id} of {set_name}, which does not exist", prog.json_member)))?;
-            let lowered = match lower_block(block)? {
-                Ok(p) => p,
-                Err(op) => {
-                    st.model.unsupported_triggers.push((
-                        engine,
-                        ip as u32,
-                        format!("DMA block {block_id} of {set_name} uses op {op:?}, which this platform cannot move"),
-                    ));
-                    continue;
-                }
-            };
-            check_sb_reservations(kbin, &lowered)
-                .map_err(|e| e.context(format!("DMA block {block_id} of {set_name}")))?;
-            let mut plan = Vec::with_capacity(n);
-            for (h, q) in hw.iter().enumerate() {
-                let lo = lowered.len() * h / n;
-                let hi = lowered.len() * (h + 1) / n;
-                let mut count = (hi - lo) as u32;
-                pairs[h].extend_from_slice(&lowered[lo..hi]);
-                if let Some(s) = block.semaphore {
-                    let inc = target
-                        .semaphore_addr(nc, SemaphoreId(s), SemWindow::Increment)
-                        .ok_or_else(|| {
-                            Error::invalid(format!(
-                                "block {block_id} of {set_name}: semaphore {s} out of range"
-                            ))
-                        })?;
-                    pairs[h].push(PairTemplate {
-                        src: Loc::Abs(st.model.one_word),
-                        dst: Loc::Abs(inc),
-                        len: 4,
-                        convert: None,
-                    });
-                    count += 1;
-                }
-                plan.push((*q, count));
-            }
-            plans[engine.index()].insert(ip, plan);
-        }
-        for (h, q) in hw.iter().enumerate() {
-            let p = std::mem::take(&mut pairs[h]);
-            let ring_len = (p.len() as u32)
-                .next_multiple_of(16)
-                .max(RingGeometry::MIN_DESCS);
-            let geom = RingGeometry::new(ring_len)
-                .map_err(|e| Error::invalid(format!("queue set {set_name}: {e}")))?;
-            let bytes = geom.byte_size();
-            let tx = st.alloc(bytes, 0, MemAllocCategory::DmaRingsDevice, "a TX ring")?;
-            let rx = st.alloc(bytes, 0, MemAllocCategory::DmaRingsDevice, "an RX ring")?;
-            let dynamic = p.iter().any(|t| t.touches(&is_io));
-            let mut hq = HwQueue {
-                set: set_name.clone(),
-                queue: *q,
-                tx,
-                rx,
-                ring_len,
-                pairs: p,
-                dynamic,
-                io_vars: Vec::new(),
-            };
-            hq.io_vars = crate::exec::dynring::io_vars(&hq, &is_io);
-            if !dynamic {
-                let var_pa = &st.model.var_pa;
-                write_ring(st.hal, &hq, &|v| var_pa.get(&v).copied())?;
-            }
-            st.hal.dma_queue_init(
-                *q,
-                RingSpec {
-                    handle: hq.tx.0,
-                    count: ring_len,
-                },
-                RingSpec {
-                    handle: hq.rx.0,
-                    count: ring_len,
-                },
-            )?;
-            st.model.queues.push(hq);
-        }
     }
-    // Every queue in use is now recorded in the model; `taken_queues` must not double-return.
-    st.taken_queues.retain(|t| {
-        !st.model
-            .queues
+    let set = kbin.queue_sets.get(set_name).ok_or_else(|| {
+        Error::invalid(format!(
+            "trigger names queue set {set_name}, which def.json does not declare"
+        ))
+    })?;
+    let n = set.num_queues as usize;
+    let taken = st.res.take_queues(nc, n)?;
+    st.taken_queues.extend(&taken);
+    let hw: Vec<QueueRef> = taken
+        .iter()
+        .map(|&(e, q)| QueueRef::new(nc, DmaEngine(e), QueueId(q)))
+        .collect();
+    let mut pairs: Vec<Vec<PairTemplate>> = vec![Vec::new(); n];
+    for &(engine, ip, block_id) in occ {
+        let prog = kbin
+            .engine(engine)
+            .expect("triggers come from present engines");
+        let block = prog
+            .dma_blocks
             .iter()
-            .any(|q| (q.queue.engine.0, q.queue.queue.0) == *t)
-    });
+            .find(|b| b.id == block_id && b.queue == *set_name)
+            .ok_or_else(|| Error::invalid(format!("{}: trigger at instruction {ip} names block {block_id} of {set_name}, which does not exist", prog.json_member)))?;
+        let lowered = match lower_block(block)? {
+            Ok(p) => p,
+            Err(op) => {
+                st.model.unsupported_triggers.push((
+                    engine,
+                    ip as u32,
+                    format!("DMA block {block_id} of {set_name} uses op {op:?}, which this platform cannot move"),
+                ));
+                continue;
+            }
+        };
+        check_sb_reservations(kbin, &lowered)
+            .map_err(|e| e.context(format!("DMA block {block_id} of {set_name}")))?;
+        let mut plan = Vec::with_capacity(n);
+        for (h, q) in hw.iter().enumerate() {
+            let lo = lowered.len() * h / n;
+            let hi = lowered.len() * (h + 1) / n;
+            let mut count = (hi - lo) as u32;
+            pairs[h].extend_from_slice(&lowered[lo..hi]);
+            if let Some(s) = block.semaphore {
+                let inc = target
+                    .semaphore_addr(nc, SemaphoreId(s), SemWindow::Increment)
+                    .ok_or_else(|| {
+                        Error::invalid(format!(
+                            "block {block_id} of {set_name}: semaphore {s} out of range"
+                        ))
+                    })?;
+                pairs[h].push(PairTemplate {
+                    src: Loc::Abs(st.model.one_word),
+                    dst: Loc::Abs(inc),
+                    len: 4,
+                    convert: None,
+                });
+                count += 1;
+            }
+            plan.push((*q, count));
+        }
+        plans[engine.index()].insert(ip, plan);
+    }
+    init_rings(st, kbin, set_name, &hw, pairs)
+}
 
-    // ---- instruction blocks (S5 relocation happens here) -------------------------------------
+/// Allocates, fills (unless they carry IO addresses, which execution binds) and initialises
+/// the TX and RX rings of the set's hardware queues `hw`, one per entry of `pairs`.
+fn init_rings(
+    st: &mut Staging<'_>,
+    kbin: &Kbin,
+    set_name: &String,
+    hw: &[QueueRef],
+    mut pairs: Vec<Vec<PairTemplate>>,
+) -> Result<()> {
+    let is_io = |v: u32| st_io(kbin, v);
+    for (h, q) in hw.iter().enumerate() {
+        let p = std::mem::take(&mut pairs[h]);
+        let ring_len = (p.len() as u32)
+            .next_multiple_of(16)
+            .max(RingGeometry::MIN_DESCS);
+        let geom = RingGeometry::new(ring_len)
+            .map_err(|e| Error::invalid(format!("queue set {set_name}: {e}")))?;
+        let bytes = geom.byte_size();
+        let tx = st.alloc(bytes, 0, MemAllocCategory::DmaRingsDevice, "a TX ring")?;
+        let rx = st.alloc(bytes, 0, MemAllocCategory::DmaRingsDevice, "an RX ring")?;
+        let dynamic = p.iter().any(|t| t.touches(&is_io));
+        let mut hq = HwQueue {
+            set: set_name.clone(),
+            queue: *q,
+            tx,
+            rx,
+            ring_len,
+            pairs: p,
+            dynamic,
+            io_vars: Vec::new(),
+        };
+        hq.io_vars = crate::exec::dynring::io_vars(&hq, &is_io);
+        if !dynamic {
+            let var_pa = &st.model.var_pa;
+            write_ring(st.hal, &hq, &|v| var_pa.get(&v).copied())?;
+        }
+        st.hal.dma_queue_init(
+            *q,
+            RingSpec {
+                handle: hq.tx.0,
+                count: ring_len,
+            },
+            RingSpec {
+                handle: hq.rx.0,
+                count: ring_len,
+            },
+        )?;
+        st.model.queues.push(hq);
+    }
+    Ok(())
+}
+
+/// The instruction blocks (S5 relocation happens here): each engine's stream translated with
+/// the var addresses and trigger plans, uploaded into one code allocation.
+fn upload_code(
+    st: &mut Staging<'_>,
+    target: Target,
+    kbin: &Kbin,
+    plans: &[BTreeMap<usize, TriggerPlan>; 5],
+) -> Result<()> {
     let var_pa = st.model.var_pa.clone();
     let mut streams = Vec::new();
     for prog in &kbin.engines {

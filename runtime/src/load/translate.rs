@@ -1,4 +1,4 @@
-//! Instruction translation (load stage S5, sub-layer (a) of seed 000): rewrite each engine
+//! Instruction translation (load stage S5, sub-layer (a), docs/runtime.md §2.7): rewrite each engine
 //! stream's pseudo-instructions into hardware instructions, with physical addresses in place of
 //! var ids, and record where the stream grew or shrank.
 //!

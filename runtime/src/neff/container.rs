@@ -1,6 +1,6 @@
 //! Reading a NEFF: header checks, the optional hash check, one gzip member with its zero tail,
-//! and the ustar walk into an in-memory member table (reference `neff-isa-nrt.md` §1.1–§1.5,
-//! §2). Nothing here touches the host filesystem, and every size is checked against
+//! and the ustar walk into an in-memory member table (docs/neff.md §2.1–§3,
+//! §3.3). Nothing here touches the host filesystem, and every size is checked against
 //! [`Limits`] before or while it is read, so a decompression bomb is refused without
 //! allocating past the limits.
 
@@ -15,7 +15,7 @@ use super::header::{hex, payload_hash, HashAlgo, NeffHeader, HEADER_SIZE};
 use super::ustar::{self, BLOCK};
 use crate::error::{Error, Result};
 
-/// Environment variable that turns on hash verification (§1.3; default off).
+/// Environment variable that turns on hash verification (docs/neff.md §2.2; default off).
 pub const VALIDATE_HASH_ENV: &str = "NEURON_RT_VALIDATE_HASH";
 
 /// Bounds on what a NEFF payload may expand to, against decompression bombs.

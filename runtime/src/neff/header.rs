@@ -1,9 +1,9 @@
-//! The 1024-byte NEFF header (reference `neff-isa-nrt.md` §1.1) and its integrity hash (§1.3).
+//! The 1024-byte NEFF header (docs/neff.md §2.1) and its integrity hash (docs/neff.md §2.2).
 //!
 //! [`NeffHeader::parse`] only decodes fields at their fixed offsets; [`NeffHeader::validate`]
-//! applies the runtime's acceptance rules (header size, packaging version, NEFF version, §1.4).
+//! applies the runtime's acceptance rules (header size, packaging version, NEFF version, docs/neff.md §2.3).
 //! [`payload_hash`] computes the hash the way real files store it, including the MD5
-//! word-reversal quirk of §1.3.
+//! word-reversal quirk of docs/neff.md §2.2.
 
 use md5::{Digest as _, Md5};
 use sha2::Sha256;
@@ -14,25 +14,41 @@ use crate::status::NrtStatus;
 /// Size of the NEFF header; the payload starts right after it.
 pub const HEADER_SIZE: usize = 1024;
 
-/// Highest NEFF major version this runtime accepts (§1.4: majors 0..=2).
+/// Highest NEFF major version this runtime accepts (docs/neff.md §2.3: majors 0..=2).
 pub const MAX_NEFF_MAJOR: u64 = 2;
 
-/// Field offsets (§1.1). Everything is little-endian and naturally aligned.
-mod off {
+/// Field offsets (docs/neff.md §2.1). Everything is little-endian and naturally aligned. Public for tools
+/// that edit header fields in place (the malformed corpus).
+pub mod off {
+    /// `pkg_version` (u64).
     pub const PKG_VERSION: usize = 0x000;
+    /// `header_size` (u64).
     pub const HEADER_SIZE: usize = 0x008;
+    /// `data_size` (u64).
     pub const DATA_SIZE: usize = 0x010;
+    /// `neff_version_major` (u64).
     pub const NEFF_VERSION_MAJOR: usize = 0x018;
+    /// `neff_version_minor` (u64).
     pub const NEFF_VERSION_MINOR: usize = 0x020;
+    /// `build_version` (128 bytes).
     pub const BUILD_VERSION: usize = 0x028;
+    /// `num_tpb` (u32).
     pub const NUM_TPB: usize = 0x0A8;
+    /// `hash` (32 bytes).
     pub const HASH: usize = 0x0AC;
+    /// `uuid` (16 bytes).
     pub const UUID: usize = 0x0CC;
+    /// `name` (256 bytes, NUL padded).
     pub const NAME: usize = 0x0DC;
+    /// `requested_tpb_count` (u32).
     pub const REQUESTED_TPB_COUNT: usize = 0x1DC;
+    /// `tpb_per_node` (64 bytes).
     pub const TPB_PER_NODE: usize = 0x1E0;
+    /// `feature_bits` (u64).
     pub const FEATURE_BITS: usize = 0x220;
+    /// `lnc_size` (u32).
     pub const LNC_SIZE: usize = 0x228;
+    /// Zero padding to the end of the header.
     pub const PAD: usize = 0x22C;
 }
 
@@ -57,7 +73,7 @@ const _: () = {
     assert!(off::PAD + 468 == HEADER_SIZE);
 };
 
-/// Which digest the header's `hash` field holds, selected by `pkg_version` (§1.2, §1.3).
+/// Which digest the header's `hash` field holds, selected by `pkg_version` (docs/neff.md §2.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HashAlgo {
     /// `pkg_version` 2 (every observed file): MD5, stored word-reversed in `hash[0..16]`.
@@ -86,7 +102,7 @@ impl HashAlgo {
 }
 
 /// The MD5 digest in the byte order real NEFFs store it: each 4-byte word reversed
-/// (§1.3: md5 `450c45cd ca09dd83 …` is stored `cd450c45 83dd09ca …`).
+/// (docs/neff.md §2.2: md5 `450c45cd ca09dd83 …` is stored `cd450c45 83dd09ca …`).
 pub fn swap_md5_words(digest: &[u8; 16]) -> [u8; 16] {
     let mut out = [0u8; 16];
     for (dst, src) in out.chunks_exact_mut(4).zip(digest.chunks_exact(4)) {
@@ -122,7 +138,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     s
 }
 
-/// The decoded 1024-byte NEFF header (§1.1). Field names follow the official struct.
+/// The decoded 1024-byte NEFF header (docs/neff.md §2.1). Field names follow the official struct.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NeffHeader {
     /// Packaging version: 1 = tgz + SHA-256, 2 = tgz + MD5.
@@ -155,17 +171,7 @@ pub struct NeffHeader {
     pub lnc_size: u32,
 }
 
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(w)
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    let mut w = [0u8; 4];
-    w.copy_from_slice(&b[at..at + 4]);
-    u32::from_le_bytes(w)
-}
+use nrt_hal::le::{u32_at, u64_at};
 
 fn array_at<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
     let mut a = [0u8; N];
@@ -266,7 +272,7 @@ impl NeffHeader {
         hex(&self.hash[..len])
     }
 
-    /// The runtime's acceptance rules for a header (§1.1, §1.4):
+    /// The runtime's acceptance rules for a header (docs/neff.md §2.1, §2.3):
     /// `header_size` must be 1024, `pkg_version` 1 or 2 (`NRT_INVALID` otherwise), and the NEFF
     /// major version at most 2 (`NRT_UNSUPPORTED_NEFF_VERSION` otherwise).
     pub fn validate(&self) -> Result<()> {

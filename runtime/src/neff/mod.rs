@@ -1,16 +1,18 @@
-//! # The NEFF container (seed 000, Stage 1 "container parse")
+//! # The NEFF container (docs/runtime.md §2.3 "container parse")
 //!
-//! Owns the byte-level NEFF file, as real compilers write it (reference `neff-isa-nrt.md`
-//! §1–§2):
+//! Owns the byte-level NEFF file, as real compilers write it (docs/neff.md
+//! §2–§3.3):
 //!
-//! * [`header`]: the 1024-byte little-endian header ([`NeffHeader`], §1.1), the acceptance
-//!   rules for it (§1.4), and the payload hash with its MD5 word-reversal quirk
-//!   ([`payload_hash`], §1.3);
+//! * [`header`]: the 1024-byte little-endian header ([`NeffHeader`], docs/neff.md §2.1), the acceptance
+//!   rules for it (docs/neff.md §2.3), and the payload hash with its MD5 word-reversal quirk
+//!   ([`payload_hash`], docs/neff.md §2.2);
 //! * [`container`]: [`Neff::parse`], which checks the header, optionally verifies the hash
 //!   (`NEURON_RT_VALIDATE_HASH`), gunzips the single gzip member, requires the zero tail that
 //!   pads the payload to a multiple of [`PAYLOAD_BLOCK`], and walks the ustar archive into an
-//!   in-memory member table (§1.5, §2) — never touching the host filesystem, bounded by
+//!   in-memory member table (docs/neff.md §3, §3.3) — never touching the host filesystem, bounded by
 //!   [`Limits`];
+//! * [`file`]: [`read_file`], the one bounded way to read a NEFF from a path (regular files
+//!   under a size limit only);
 //! * [`writer`]: [`NeffWriter`], which produces the same layout byte-deterministically (used by
 //!   `fixtures` and tests).
 //!
@@ -18,14 +20,16 @@
 //! [`crate::manifest`]; the UUID-keyed parse cache to [`crate::tnc`].
 
 pub mod container;
+pub mod file;
 pub mod header;
-mod ustar;
+pub mod ustar;
 pub mod writer;
 
 pub use container::{Limits, Neff, ParseOptions, VALIDATE_HASH_ENV};
+pub use file::read_file;
 pub use header::{payload_hash, swap_md5_words, HashAlgo, NeffHeader, HEADER_SIZE, MAX_NEFF_MAJOR};
 pub use writer::NeffWriter;
 
 /// The payload (gzip member + zero tail) is padded to a multiple of this many bytes
-/// (libarchive's default block size, §1.5).
+/// (libarchive's default block size, docs/neff.md §3).
 pub const PAYLOAD_BLOCK: usize = 10_240;

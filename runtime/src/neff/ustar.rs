@@ -1,4 +1,4 @@
-//! The POSIX ustar header block (reference `neff-isa-nrt.md` §1.5): encoding the one kind of
+//! The POSIX ustar header block (docs/neff.md §3): encoding the one kind of
 //! entry NEFFs hold, a regular file, and decoding the fields the reader needs.
 //!
 //! Layout of the 512-byte block: name[100] @0, mode[8] @100, uid[8] @108, gid[8] @116,
@@ -23,6 +23,7 @@ const SIZE: usize = 124;
 const MTIME: usize = 136;
 const CHKSUM: usize = 148;
 const TYPEFLAG: usize = 156;
+const LINKNAME: usize = 157;
 const MAGIC: usize = 257;
 const VERSION: usize = 263;
 const UNAME: usize = 265;
@@ -36,30 +37,94 @@ pub fn padding(size: u64) -> u64 {
     (BLOCK as u64 - size % BLOCK as u64) % BLOCK as u64
 }
 
-/// The header block of a regular file as real NEFFs carry it: typeflag `0`, mode 0664,
-/// uid/gid 1000, uname/gname `nobody`, mtime 0, magic `ustar\0`, version `00`.
+/// A raw header block, written field by field (as the `tar` crate's `Header` exposes its
+/// fields): the writer's layer, also used to build archives no correct writer would (links,
+/// bad names, bad checksums) for the malformed corpus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawHeader(pub [u8; BLOCK]);
+
+impl RawHeader {
+    /// The header block of a regular file as real NEFFs carry it: typeflag `0`, mode 0664,
+    /// uid/gid 1000, uname/gname `nobody`, mtime 0, magic `ustar\0`, version `00`, checksum
+    /// set. A `name` longer than the 100-byte field is cut; `size` above [`MAX_SIZE`] keeps
+    /// its low 11 octal digits.
+    pub fn regular_file(name: &[u8], size: u64) -> RawHeader {
+        let mut h = RawHeader([0u8; BLOCK]);
+        h.set_name(name);
+        h.octal(MODE, 8, 0o664);
+        h.octal(UID, 8, 1000);
+        h.octal(GID, 8, 1000);
+        h.octal(SIZE, 12, size);
+        h.octal(MTIME, 12, 0);
+        h.0[TYPEFLAG] = b'0';
+        h.put(MAGIC, b"ustar\0");
+        h.put(VERSION, b"00");
+        h.put(UNAME, b"nobody");
+        h.put(GNAME, b"nobody");
+        h.octal(DEVMAJOR, 8, 0);
+        h.octal(DEVMINOR, 8, 0);
+        h.set_checksum();
+        h
+    }
+
+    fn put(&mut self, at: usize, v: &[u8]) {
+        self.0[at..at + v.len()].copy_from_slice(v);
+    }
+
+    /// `width - 1` octal digits (the low ones) and a NUL.
+    fn octal(&mut self, at: usize, width: usize, value: u64) {
+        let digits = width - 1;
+        let s = format!("{value:0digits$o}");
+        self.put(at, &s.as_bytes()[s.len() - digits..]);
+        self.0[at + digits] = 0;
+    }
+
+    /// Sets the `name` field (cut to 100 bytes; the rest NUL).
+    pub fn set_name(&mut self, name: &[u8]) {
+        let n = name.len().min(MAX_NAME);
+        self.0[NAME..NAME + MAX_NAME].fill(0);
+        self.put(NAME, &name[..n]);
+    }
+
+    /// Sets the `typeflag` byte (`b'0'` file, `b'1'` hard link, `b'2'` symlink, `b'5'` directory).
+    pub fn set_typeflag(&mut self, typeflag: u8) {
+        self.0[TYPEFLAG] = typeflag;
+    }
+
+    /// Sets the `linkname` field (cut to 100 bytes).
+    pub fn set_linkname(&mut self, link: &[u8]) {
+        let n = link.len().min(100);
+        self.0[LINKNAME..LINKNAME + 100].fill(0);
+        self.put(LINKNAME, &link[..n]);
+    }
+
+    /// Recomputes `chksum`: the unsigned byte sum of the block with the field as spaces, six
+    /// octal digits, NUL, space.
+    pub fn set_checksum(&mut self) {
+        self.put(CHKSUM, b"        ");
+        let sum: u32 = self.0.iter().map(|&b| u32::from(b)).sum();
+        self.put(CHKSUM, format!("{sum:06o}\0 ").as_bytes());
+    }
+}
+
+/// The header block of a regular file as real NEFFs carry it ([`RawHeader::regular_file`]).
 ///
 /// The caller guarantees `name.len() <= MAX_NAME` and `size <= MAX_SIZE`.
 pub fn regular_file_header(name: &str, size: u64) -> [u8; BLOCK] {
-    let mut h = [0u8; BLOCK];
-    let mut put = |at: usize, v: &[u8]| h[at..at + v.len()].copy_from_slice(v);
-    put(NAME, name.as_bytes());
-    put(MODE, format!("{:07o}\0", 0o664).as_bytes());
-    put(UID, format!("{:07o}\0", 1000).as_bytes());
-    put(GID, format!("{:07o}\0", 1000).as_bytes());
-    put(SIZE, format!("{size:011o}\0").as_bytes());
-    put(MTIME, format!("{:011o}\0", 0).as_bytes());
-    put(CHKSUM, b"        ");
-    put(TYPEFLAG, b"0");
-    put(MAGIC, b"ustar\0");
-    put(VERSION, b"00");
-    put(UNAME, b"nobody");
-    put(GNAME, b"nobody");
-    put(DEVMAJOR, format!("{:07o}\0", 0).as_bytes());
-    put(DEVMINOR, format!("{:07o}\0", 0).as_bytes());
-    let sum: u32 = h.iter().map(|&b| u32::from(b)).sum();
-    h[CHKSUM..CHKSUM + 8].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
-    h
+    RawHeader::regular_file(name.as_bytes(), size).0
+}
+
+/// Appends one member — its header block, `data`, and zero padding to a block boundary — to
+/// `tar`.
+pub fn append(tar: &mut Vec<u8>, header: &RawHeader, data: &[u8]) {
+    tar.extend_from_slice(&header.0);
+    tar.extend_from_slice(data);
+    tar.resize(tar.len() + padding(data.len() as u64) as usize, 0);
+}
+
+/// Ends an archive: two zero blocks.
+pub fn finish(tar: &mut Vec<u8>) {
+    tar.resize(tar.len() + 2 * BLOCK, 0);
 }
 
 /// A decoded header block (only what the reader uses).

@@ -1,5 +1,5 @@
-//! Writing a NEFF in exactly the layout real compilers produce (reference `neff-isa-nrt.md`
-//! §1.1, §1.3, §1.5): a ustar archive of regular files in insertion order, ending with two zero
+//! Writing a NEFF in exactly the layout real compilers produce (docs/neff.md
+//! §2.1, §2.2, §3): a ustar archive of regular files in insertion order, ending with two zero
 //! blocks; one gzip member (FLG 0, MTIME = [`NeffWriter::gzip_mtime`], XFL 4, OS 3) deflated at
 //! the fastest level; zero padding to a multiple of [`PAYLOAD_BLOCK`]; the 1024-byte header
 //! with `data_size` and the hash for `pkg_version`. Output is a pure function of the writer's
@@ -10,7 +10,7 @@ use std::io::Write as _;
 use flate2::write::DeflateEncoder;
 use flate2::{Compression, Crc};
 
-use super::header::{payload_hash, HashAlgo, NeffHeader, HEADER_SIZE, NAME_LEN};
+use super::header::{off, payload_hash, HashAlgo, NeffHeader, HEADER_SIZE, NAME_LEN};
 use super::ustar::{self, BLOCK, MAX_NAME, MAX_SIZE};
 use super::PAYLOAD_BLOCK;
 use crate::error::{Error, Result};
@@ -87,19 +87,17 @@ impl NeffWriter {
             )));
         }
         let tar = self.tar()?;
-        let mut payload = gzip(&tar, self.gzip_mtime)?;
-        let padded = payload.len().div_ceil(PAYLOAD_BLOCK) * PAYLOAD_BLOCK;
-        payload.resize(padded, 0);
-
+        let gz = gzip_member(&tar, self.gzip_mtime)?;
         let header = NeffHeader {
             pkg_version: self.pkg_version,
             header_size: HEADER_SIZE as u64,
-            data_size: payload.len() as u64,
+            // Both filled in by `pack`.
+            data_size: 0,
             neff_version_major: self.neff_version.0,
             neff_version_minor: self.neff_version.1,
             build_version: [0; 128],
             num_tpb: self.num_tpb,
-            hash: payload_hash(algo, &payload),
+            hash: [0; 32],
             uuid: self.uuid,
             name: self.name.clone(),
             requested_tpb_count: self.requested_tpb_count,
@@ -107,10 +105,7 @@ impl NeffWriter {
             feature_bits: self.feature_bits,
             lnc_size: self.lnc_size,
         };
-        let mut out = Vec::with_capacity(HEADER_SIZE + payload.len());
-        out.extend_from_slice(&header.to_bytes());
-        out.extend_from_slice(&payload);
-        Ok(out)
+        Ok(pack(&header.to_bytes(), &gz, algo))
     }
 
     /// The uncompressed ustar archive.
@@ -135,11 +130,10 @@ impl NeffWriter {
                     data.len()
                 )));
             }
-            tar.extend_from_slice(&ustar::regular_file_header(name, data.len() as u64));
-            tar.extend_from_slice(data);
-            tar.resize(tar.len() + ustar::padding(data.len() as u64) as usize, 0);
+            let header = ustar::RawHeader::regular_file(name.as_bytes(), data.len() as u64);
+            ustar::append(&mut tar, &header, data);
         }
-        tar.resize(tar.len() + 2 * BLOCK, 0);
+        ustar::finish(&mut tar);
         Ok(tar)
     }
 }
@@ -171,9 +165,33 @@ fn check_member_name(name: &str) -> Result<()> {
     Ok(())
 }
 
+/// The raw layer under [`NeffWriter::write`], public for tools that build containers no
+/// correct writer would (the malformed corpus): `header` (1024 bytes, as laid out by
+/// [`NeffHeader::to_bytes`] or edited in place) followed by `gz` zero-padded to a multiple of
+/// [`PAYLOAD_BLOCK`] (at least one block), with `data_size` and the `algo` hash of the padded
+/// payload written into the header.
+pub fn pack(header: &[u8; HEADER_SIZE], gz: &[u8], algo: HashAlgo) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_SIZE + gz.len() + PAYLOAD_BLOCK);
+    out.extend_from_slice(header);
+    out.extend_from_slice(gz);
+    let padded = gz.len().div_ceil(PAYLOAD_BLOCK).max(1) * PAYLOAD_BLOCK;
+    out.resize(HEADER_SIZE + padded, 0);
+    rehash(&mut out, algo);
+    out
+}
+
+/// Rewrites `data_size` and the hash of a packed NEFF (`header` + payload) after its payload
+/// bytes changed.
+pub fn rehash(neff: &mut [u8], algo: HashAlgo) {
+    let payload_len = (neff.len() - HEADER_SIZE) as u64;
+    neff[off::DATA_SIZE..off::DATA_SIZE + 8].copy_from_slice(&payload_len.to_le_bytes());
+    let hash = payload_hash(algo, &neff[HEADER_SIZE..]);
+    neff[off::HASH..off::HASH + 32].copy_from_slice(&hash);
+}
+
 /// One gzip member: the 10-byte header `1f 8b 08 00 <mtime LE> 04 03`, raw deflate at the
 /// fastest level, then CRC-32 and ISIZE little-endian.
-fn gzip(data: &[u8], mtime: u32) -> Result<Vec<u8>> {
+pub fn gzip_member(data: &[u8], mtime: u32) -> Result<Vec<u8>> {
     let mut out = vec![0x1f, 0x8b, 8, 0];
     out.extend_from_slice(&mtime.to_le_bytes());
     out.extend_from_slice(&[4, 3]);

@@ -1,8 +1,8 @@
-//! The ACT engine's activation functions ([`ActivationFunc`], reference §11.3, §11.4).
+//! The ACT engine's activation functions ([`ActivationFunc`], docs/isa.md §3, §4).
 //!
 //! Every function takes and returns f32; all except the exact ones (`identity`, `relu`,
 //! `abs`, `sign`) are evaluated in f64 and rounded once to f32, so results are within about
-//! one f32 ulp of the true value. The hardware's valid input ranges (§11.4: `log` on
+//! one f32 ulp of the true value. The hardware's valid input ranges (docs/isa.md §4: `log` on
 //! [2⁻⁶⁴, 2⁶⁴], `sin` on [−π, π] without range reduction, …) are not modelled: we compute the
 //! mathematical function everywhere, with IEEE results outside its domain (`log(−1)` = NaN,
 //! `log(0)` = −inf, `rsqrt(0)` = inf).

@@ -1,4 +1,4 @@
-//! The ALU ops of the vector, scalar and GpSimd engines ([`AluOp`], reference §11.4).
+//! The ALU ops of the vector, scalar and GpSimd engines ([`AluOp`], docs/isa.md §4).
 //!
 //! Arithmetic ops compute on f32 operands and give an f32 result; where the op is not one IEEE
 //! operation (`pow`, `rsqrt`, `average`) it is computed in f64 and rounded once to f32.

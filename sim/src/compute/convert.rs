@@ -1,4 +1,4 @@
-//! Storage dtype ⇄ f32 conversion for every [`Dtype`] (reference neff-isa-nrt.md §11.4: "engines
+//! Storage dtype ⇄ f32 conversion for every [`Dtype`] (docs/isa.md §4: "engines
 //! compute in fp32"; casts on read and write are free).
 //!
 //! | dtype | → f32 | f32 → |

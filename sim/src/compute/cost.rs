@@ -1,7 +1,7 @@
 //! The engine timing model: how many cycles of its own clock an engine spends on one
 //! instruction ([`cost`]), and the conversion to the device time base ([`to_device_cycles`]).
-//! Implements the engine part of DESIGN §3 "Timing", calibrated to reference neff-isa-nrt.md
-//! §11.2 (clocks and widths); clocks come from [`TargetSpec::clocks`](nrt_hal::target::TargetSpec).
+//! Implements the engine part of docs/simulator.md §7 "Timing", calibrated to docs/isa.md
+//! §2.2 (clocks and widths); clocks come from [`TargetSpec::clocks`](nrt_hal::target::TargetSpec).
 //!
 //! An instruction costs a fixed issue overhead plus its streaming time:
 //!
@@ -20,10 +20,10 @@
 //!
 //! | engine | rate | source |
 //! |---|---|---|
-//! | ACT | 1 | §11.2: 128 lanes (one per partition) |
-//! | POOL | 1 | §11.2: 8 cores × 512 bit = 128 fp32 per cycle = 1 per partition (we use it for every dtype) |
-//! | DVE trn1 (v2) | 1 | §11.2: 128 lanes |
-//! | DVE trn2 (v3) | 4 if every tile operand's dtype is ≤ 2 bytes, else 2 | §11.2: "512 bf16 / 256 other per cycle" over 128 partitions (we count fp16/fp8 with bf16) |
+//! | ACT | 1 | docs/isa.md §2.2: 128 lanes (one per partition) |
+//! | POOL | 1 | docs/isa.md §2.2: 8 cores × 512 bit = 128 fp32 per cycle = 1 per partition (we use it for every dtype) |
+//! | DVE trn1 (v2) | 1 | docs/isa.md §2.2: 128 lanes |
+//! | DVE trn2 (v3) | 4 if every tile operand's dtype is ≤ 2 bytes, else 2 | docs/isa.md §2.2: "512 bf16 / 256 other per cycle" over 128 partitions (we count fp16/fp8 with bf16) |
 //! | SP | 1 | SP runs no compute; a figure only so that `cost` is total |
 //!
 //! Constants and their sources:
@@ -31,9 +31,9 @@
 //! | constant | value | source |
 //! |---|---|---|
 //! | [`ISSUE_CYCLES`] | 64 | **our choice** — fixed per-instruction decode/issue/drain overhead, every engine |
-//! | [`PE_LOAD_STATIONARY_CYCLES`] | 128 | §11.2: 128×128 systolic array, weights shift in one row per cycle |
-//! | [`PE_PIPELINE_FILL_CYCLES`] | 128 | §11.2: the last moving column crosses 128 PEs before it leaves the array |
-//! | moving columns | 1 per cycle | §11.2: "2×128 in, 1×128 out" per cycle — one `[K ≤ 128]` column |
+//! | [`PE_LOAD_STATIONARY_CYCLES`] | 128 | docs/isa.md §2.2: 128×128 systolic array, weights shift in one row per cycle |
+//! | [`PE_PIPELINE_FILL_CYCLES`] | 128 | docs/isa.md §2.2: the last moving column crosses 128 PEs before it leaves the array |
+//! | moving columns | 1 per cycle | docs/isa.md §2.2: "2×128 in, 1×128 out" per cycle — one `[K ≤ 128]` column |
 //! | [`NON_COMPUTE_CYCLES`] | 8 | **our choice** — sync/control instructions; waiting time is the scheduler's |
 //!
 //! Records of the Neuron encoding decode into the same instructions and are charged by the

@@ -64,7 +64,7 @@ pub(super) struct OnChipF32 {
 impl OnChipF32 {
     /// Whether a `rows × cols` matrix fits `bytes` and is 4-byte aligned there.
     pub(super) fn fits(&self, bytes: &[u8], rows: usize, cols: usize) -> bool {
-        let aligned = (bytes.as_ptr() as usize + self.first) % 4 == 0;
+        let aligned = (bytes.as_ptr() as usize + self.first).is_multiple_of(4);
         let end = rows
             .checked_sub(1)
             .and_then(|r| r.checked_mul(self.row_stride))

@@ -1,9 +1,9 @@
 //! The engines' compute: executing one compute instruction (`0xE0..=0xE9`) against a core's
 //! on-chip memory, the numerics behind it, and each instruction's cost in engine cycles.
 //!
-//! This module implements DESIGN §3 "Sequencer and engines" (the compute half: what a PE, ACT,
+//! This module implements docs/simulator.md §5 "Sequencer and engines" (the compute half: what a PE, ACT,
 //! DVE or POOL instruction does to SBUF/PSUM), "Numbers" and the engine part of "Timing",
-//! following the NKI instruction semantics of reference neff-isa-nrt.md §11.3 and the
+//! following the NKI instruction semantics of docs/isa.md §3 and the
 //! encoding of [`nrt_hal::isa`]. It does not fetch instructions, wait on semaphores or own
 //! memory: the device core builds an [`OnChipView`] over its SBUF and PSUM, keeps one
 //! [`EngineState`] per engine, calls [`execute`] and charges [`cost()`].
@@ -18,7 +18,7 @@
 //!
 //! # Numbers
 //!
-//! Engines compute in **f32** (reference §11.4): every operand element is converted to f32 when
+//! Engines compute in **f32** (docs/isa.md §4): every operand element is converted to f32 when
 //! read and rounded to the destination dtype when written ([`convert`]). Two exceptions keep
 //! integer data exact where an f32 round trip would lose bits above 2²⁴:
 //!
@@ -38,7 +38,7 @@
 //! [`AccessPattern::check_bounds`](nrt_hal::isa::AccessPattern::check_bounds) against its
 //! memory's partition size, and its partitions against the view's length. An operand may have
 //! at most [`MAX_FREE_ELEMENTS`] elements per partition (the hardware's vector free size is
-//! 64K elements, §11.2). Elements of two operands correspond in the order of
+//! 64K elements, docs/isa.md §2.2). Elements of two operands correspond in the order of
 //! [`element_offsets`](nrt_hal::isa::AccessPattern::element_offsets) (row-major, last
 //! `[step, count]` innermost) within each partition, partition by partition. `[P, 1]` vector
 //! operands give partition `i` of the main operand the value at their own partition
@@ -48,7 +48,7 @@
 //! are well defined: the result is as if the inputs had been copied first. If an output
 //! pattern names the same byte twice (a zero step), the later element in element order wins.
 //!
-//! # Semantics (reference §11.3)
+//! # Semantics (docs/isa.md §3)
 //!
 //! - `matmul.ld` snapshots `stationary` (`K` partitions × `M` elements, a float dtype) into
 //!   the [`EngineState`] as f32. `matmul.mm` computes `dst[m, n] = Σₖ stationary[k, m] ·
@@ -81,7 +81,7 @@
 //! - `iota`: the int32 value `offset + channel_multiplier · p + Σ stepᵢ · indexᵢ` (wrapping),
 //!   where `p` is the partition's index *within* `out` (0-based), cast to `out`'s dtype.
 //! - `transpose`: `out[f, p] = input[p, f]`. On PE (matmul with identity) `input` must be in
-//!   SBUF and `out` in PSUM (§11.2: TensorE only writes PSUM); on DVE any memories. A PE
+//!   SBUF and `out` in PSUM (docs/isa.md §2.2: TensorE only writes PSUM); on DVE any memories. A PE
 //!   transpose does not disturb the loaded stationary operand.
 //!
 //! Matmul operands must have float dtypes ([`ComputeError::UnsupportedDtype`]).
@@ -108,7 +108,7 @@ pub use cost::{cost, to_device_cycles, EngineCycles};
 pub use exec::execute;
 
 /// Largest number of elements per partition an operand may have (the hardware's vector free
-/// size limit, reference §11.2: 64K elements).
+/// size limit, docs/isa.md §2.2: 64K elements).
 pub const MAX_FREE_ELEMENTS: u64 = 65_536;
 
 /// Number of ACT accumulator registers (one per partition lane).
@@ -335,7 +335,7 @@ pub enum ComputeError {
         /// Second op.
         op1: AluOp,
     },
-    /// `tensor_tensor` with both inputs in PSUM (reference §11.3).
+    /// `tensor_tensor` with both inputs in PSUM (docs/isa.md §3).
     #[error("tensor_tensor: in0 and in1 may not both be in PSUM")]
     BothInputsInPsum,
     /// The passes of a two-pass matmul disagree.

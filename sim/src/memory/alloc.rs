@@ -1,7 +1,7 @@
 //! Placement and handles: where each allocation goes, and the handle table.
 //!
-//! Implements our reading of the driver's allocator (reference driver-abi.md §7.2, address map
-//! §7.1) with per-core pools for deterministic placement; the full description is in the
+//! Implements our reading of the driver's allocator (docs/driver.md §8.2, address map
+//! docs/driver.md §8.1) with per-core pools for deterministic placement; the full description is in the
 //! [parent module's docs](super#allocator). This module owns:
 //!
 //! - [`FreeList`]: a `BTreeMap`-based free list of one pool, first-fit (bottom-up) or
@@ -16,18 +16,18 @@ use nrt_hal::hal::MemLocation;
 use nrt_hal::{MemHandle, NcIndex, Target};
 
 /// Allocation granularity: sizes are rounded up to this, and it is the implicit alignment
-/// (driver `PAGE_SIZE`, ABI §7.2).
+/// (driver `PAGE_SIZE`, docs/driver.md §8.2).
 pub const PAGE_SIZE: u64 = 4096;
-/// Bytes reserved by the driver at the bottom of every HBM channel (ABI §7.2).
+/// Bytes reserved by the driver at the bottom of every HBM channel (docs/driver.md §8.2).
 pub const RESERVED_PER_CHANNEL: u64 = 16 << 20;
 /// Size of a channel's small pool, at the top of the channel (`mempool_small_pool_size`,
-/// ABI §7.2). Split equally among the channel's home cores.
+/// docs/driver.md §8.2). Split equally among the channel's home cores.
 pub const SMALL_POOL_SIZE: u64 = 1 << 30;
-/// Largest request that prefers the small pool (`mempool_small_alloc_max`, ABI §7.2).
+/// Largest request that prefers the small pool (`mempool_small_alloc_max`, docs/driver.md §8.2).
 pub const SMALL_ALLOC_MAX: u64 = 512 << 10;
 /// Largest alignment accepted (the driver's first-fit-aligned takes `align ≤ INT_MAX`).
 pub const MAX_ALIGN: u64 = i32::MAX as u64;
-/// Number of handles the driver's table holds (512 × 8192, ABI §2.8).
+/// Number of handles the driver's table holds (512 × 8192, docs/driver.md §11).
 pub const MAX_HANDLES: u64 = 512 * 8192;
 /// Largest honoured [`super::MemoryConfig::alloc_base_offset`]: 256 MiB, half the smallest
 /// per-core small pool (trn2: 512 MiB), so every pool stays non-empty.
@@ -252,7 +252,7 @@ impl Placer {
 }
 
 /// Handles 1, 2, 3, … (0 invalid) mapping to values; freed handles are reused first, the most
-/// recently freed first (ABI §7.2). Slot `i` holds handle `i + 1`.
+/// recently freed first (docs/driver.md §8.2). Slot `i` holds handle `i + 1`.
 #[derive(Debug)]
 pub(crate) struct HandleTable<T> {
     slots: Vec<Option<T>>,

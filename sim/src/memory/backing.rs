@@ -1,6 +1,6 @@
 //! Backing store: the host memory behind each allocation of device HBM or host DMA memory.
 //!
-//! Implements the "sparse, zero-initialised" half of DESIGN §3 *Memory*: every allocation owns
+//! Implements the "sparse, zero-initialised" half of docs/simulator.md §2 *Memory*: every allocation owns
 //! one [`Block`], a zero-filled heap block obtained so that pages nobody wrote are never
 //! committed. A trn2 device's 96 GiB of HBM therefore costs host memory only for the pages that
 //! were actually written.

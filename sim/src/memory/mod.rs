@@ -1,7 +1,7 @@
 //! Device memory of the simulated Neuron device: HBM, host DMA memory and on-chip memory.
 //!
-//! Implements DESIGN §3 *Memory* following reference driver-abi.md §7 (address maps §7.1,
-//! allocator §7.2) and §6 (what `mmap` points at). This module owns:
+//! Implements docs/simulator.md §2 *Memory* following docs/driver.md §8 (address maps docs/driver.md §8.1,
+//! allocator docs/driver.md §8.2) and docs/driver.md §7 (what `mmap` points at). This module owns:
 //!
 //! - [`DeviceMemory`]: the allocator of device HBM and host DMA memory, the handle table, the
 //!   per-core accounting ([`CoreMemUsage`]), the sparse backing store of every allocation,
@@ -16,7 +16,7 @@
 //!
 //! # Allocator
 //!
-//! Our reading of the driver's allocator (`neuron_mempool.c`, ABI §7.2), made deterministic:
+//! Our reading of the driver's allocator (`neuron_mempool.c`, docs/driver.md §8.2), made deterministic:
 //!
 //! - **Reserved carve-out.** The first 16 MiB of every HBM channel belong to the driver. User
 //!   memory on trn1 starts at `0x1000000` on channel 0 and `0x1001000000` on channel 1.
@@ -247,7 +247,7 @@ impl DeviceMemory {
         self.config
     }
 
-    /// Allocates memory (`MEM_ALLOC_V2MT64`, ABI §2.1) following the rules in the module docs.
+    /// Allocates memory (`MEM_ALLOC_V2MT64`, docs/driver.md §3.1) following the rules in the module docs.
     pub fn alloc(&mut self, req: &AllocRequest) -> Result<MemHandle, HalError> {
         const OP: &str = "mem_alloc";
         let spec = self.target.spec();
@@ -377,7 +377,7 @@ impl DeviceMemory {
     }
 
     /// The live allocation containing `addr`, and the offset of `addr` inside it (the lookup the
-    /// driver's `mmap` does with its offset, ABI §6).
+    /// driver's `mmap` does with its offset, docs/driver.md §7).
     pub fn lookup(&self, addr: DeviceAddr) -> Option<(MemHandle, u64)> {
         let (slot, off) = self.locate(addr.raw(), 1)?;
         Some((HandleTable::<Chunk>::handle_of(slot)?, off as u64))

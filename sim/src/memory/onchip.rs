@@ -1,7 +1,7 @@
 //! On-chip memory of one NeuronCore: the state buffer (SBUF) and the matmul accumulator (PSUM).
 //!
-//! Implements the on-chip half of DESIGN §3 *Memory*, with the geometry of the target tables
-//! (`TargetSpec::sbuf`, `TargetSpec::psum`; reference neff-isa-nrt.md §11.2, ISA §7.1):
+//! Implements the on-chip half of docs/simulator.md §2 *Memory*, with the geometry of the target tables
+//! (`TargetSpec::sbuf`, `TargetSpec::psum`; docs/isa.md §2.2, docs/neff.md §8.2):
 //!
 //! - SBUF: `partitions × partition_bytes` (128 × 192 KiB on trn1, 128 × 224 KiB on trn2), one
 //!   contiguous buffer, partition `p` at byte `p * partition_bytes`.

@@ -1,0 +1,8 @@
+//! The integration tests of nrt-conformance, gathered into one test binary so that a
+//! fresh clone compiles and links one executable for the crate instead of one per file.
+//! Each module is one former test file; its own docs say what it covers.
+
+mod backends;
+mod determinism;
+mod sensitivity;
+mod snapshots;

@@ -1,0 +1,139 @@
+//! The committed snapshots: every zoo model × {trn1, trn2} × {load, exec1, exec2}, one insta
+//! snapshot each (`tests/snapshots/<model>.<target>.<phase>.snap`).
+//!
+//! Any change to a model's device-facing behaviour — a descriptor field, a doorbell, a semaphore
+//! or event operation, an instruction, an allocation, an output byte — changes a snapshot and
+//! fails this test until the new snapshot is reviewed and committed. With `CI=true` insta never
+//! writes snapshots; locally it writes `.snap.new` files for review, and
+//! `INSTA_UPDATE=always cargo test -p nrt-conformance --test snapshots` accepts every change.
+
+use nrt_conformance::harness::seeded_inputs;
+use nrt_conformance::{run_sim, Phase, RunOptions, DEFAULT_SEED};
+use nrt_fixtures::{zoo, GOLDEN_SEED};
+use nrt_hal::Target;
+
+/// Records `name` on `target` and checks its three phases against the committed snapshots.
+fn check(name: &str, target: Target) {
+    let m = zoo::build(name, target).expect("a zoo model");
+    let c = run_sim(&m.neff, &RunOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", m.id()));
+    assert_eq!(c.target, target);
+    assert_eq!(DEFAULT_SEED, GOLDEN_SEED);
+    let doc = c.document();
+    for bad in [
+        "?0x",
+        "<not staged",
+        "<ring memory unreadable",
+        "<queue not initialised",
+        "<unreadable",
+    ] {
+        assert!(
+            !doc.contains(bad),
+            "{}: trace contains {bad:?}:\n{doc}",
+            m.id()
+        );
+    }
+    let text = |p: Phase| {
+        c.phase(p)
+            .unwrap_or_else(|| panic!("{}: no {p:?}", m.id()))
+            .text()
+    };
+    if m.executable {
+        // The seeded inputs are the zoo's golden inputs, and the outputs are right.
+        let inputs = m.generate_inputs(GOLDEN_SEED);
+        for p in [Phase::Exec1, Phase::Exec2] {
+            let rec = c.phase(p).unwrap();
+            assert_eq!(rec.result, "ok", "{} {p:?}", m.id());
+            let got: Vec<Vec<u8>> = rec.outputs.iter().map(|(_, b)| b.clone()).collect();
+            m.check_outputs(&inputs, &got)
+                .unwrap_or_else(|e| panic!("{} {p:?}: {e}", m.id()));
+        }
+        // The first execution loads the configuration; the second takes the skip-config path.
+        assert!(text(Phase::Exec1).contains("reload_seq_config=1 load_act_dve_tables=1"));
+        assert!(text(Phase::Exec2)
+            .contains("do_model_switch=0 reload_seq_config=0 load_act_dve_tables=0"));
+        assert!(!text(Phase::Exec2).contains("reload_seq_config=1"));
+    }
+    let mut settings = insta::Settings::clone_current();
+    // The snapshots stay in tests/snapshots/, next to this binary's directory.
+    settings.set_snapshot_path("../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    for p in Phase::ALL {
+        settings.set_description(format!(
+            "nrt-conformance trace of zoo model `{name}` on {target}, phase {}",
+            p.name()
+        ));
+        let snap = format!("{}.{}", m.id(), p.name());
+        let body = text(p);
+        settings.bind(|| insta::assert_snapshot!(snap, body));
+    }
+}
+
+macro_rules! snapshot_tests {
+    ($($test:ident: $name:literal on $target:ident;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                check($name, Target::$target);
+            }
+        )*
+
+        #[test]
+        fn every_zoo_model_has_a_snapshot_test() {
+            let covered: Vec<String> = vec![$(format!("{}.{}", $name, Target::$target.name())),*];
+            let all: Vec<String> = zoo::all().iter().map(|m| m.id()).collect();
+            assert_eq!(covered, all);
+        }
+    };
+}
+
+snapshot_tests! {
+    add_trn1: "add" on Trn1;
+    add_trn2: "add" on Trn2;
+    matmul_bias_relu_trn1: "matmul_bias_relu" on Trn1;
+    matmul_bias_relu_trn2: "matmul_bias_relu" on Trn2;
+    mlp2_trn1: "mlp2" on Trn1;
+    mlp2_trn2: "mlp2" on Trn2;
+    transpose_trn1: "transpose" on Trn1;
+    transpose_trn2: "transpose" on Trn2;
+    reduce_trn1: "reduce" on Trn1;
+    reduce_trn2: "reduce" on Trn2;
+    lnc2_add_trn2: "lnc2_add" on Trn2;
+    many_queues_trn1: "many_queues" on Trn1;
+    many_queues_trn2: "many_queues" on Trn2;
+    pseudo_trn1: "pseudo" on Trn1;
+    pseudo_trn2: "pseudo" on Trn2;
+    real_like_trn1: "real_like" on Trn1;
+    real_like_trn2: "real_like" on Trn2;
+    neuron_add_trn1: "neuron_add" on Trn1;
+    neuron_add_trn2: "neuron_add" on Trn2;
+    neuron_matmul_bias_act_trn1: "neuron_matmul_bias_act" on Trn1;
+    neuron_matmul_bias_act_trn2: "neuron_matmul_bias_act" on Trn2;
+    neuron_conv_pool_trn1: "neuron_conv_pool" on Trn1;
+    neuron_conv_pool_trn2: "neuron_conv_pool" on Trn2;
+    neuron_transpose_trn1: "neuron_transpose" on Trn1;
+    neuron_transpose_trn2: "neuron_transpose" on Trn2;
+}
+
+#[test]
+fn seeded_inputs_are_the_zoo_golden_inputs() {
+    use nrt_runtime::tensor::{TensorInfo, TensorUsage};
+    for m in zoo::all() {
+        let infos: Vec<TensorInfo> = m
+            .inputs
+            .iter()
+            .map(|t| TensorInfo {
+                name: t.name.clone(),
+                usage: TensorUsage::Input,
+                size: t.size() as u64,
+                dtype: t.dtype,
+                shape: t.shape.iter().map(|d| *d as u64).collect(),
+            })
+            .collect();
+        let ours: Vec<Vec<u8>> = seeded_inputs(&infos, GOLDEN_SEED)
+            .into_iter()
+            .map(|(_, b)| b)
+            .collect();
+        assert_eq!(ours, m.generate_inputs(GOLDEN_SEED), "{}", m.id());
+    }
+}

@@ -1,0 +1,5 @@
+//! The integration tests of nrt-fuzz, gathered into one test binary so that a
+//! fresh clone compiles and links one executable for the crate instead of one per file.
+//! Each module is one former test file; its own docs say what it covers.
+
+mod replay;
