@@ -4,7 +4,7 @@ headers into src/nrt_emu/ as package data, then ``maturin build`` (which compile
 ``nrt-emu`` command and packs everything).
 
     python3 python/build_wheel.py                 # release build, wheel in target/wheels/
-    python3 python/build_wheel.py --profile dev   # the debug build (what `cargo test` tests)
+    python3 python/build_wheel.py --profile dev   # from the debug build
 
 Prints the wheel's path last. Needs cargo, and maturin importable by this Python
 (``pip install maturin``); ``strip`` (binutils), when present, drops the libraries' debug
@@ -24,7 +24,7 @@ PACKAGE = HERE / "src" / "nrt_emu"
 
 
 def profile_dir(target_dir: Path, profile: str) -> Path:
-    return target_dir / ("debug" if profile == "dev" else profile)
+    return target_dir / ("debug" if profile in ("dev", "test") else profile)
 
 
 def stage_library(src: Path, dst: Path) -> None:
@@ -78,8 +78,11 @@ def main() -> None:
     before = set(out.glob("nrt_emu-*.whl")) if out.is_dir() else set()
     for old in before:
         old.unlink()
+    # A release wheel's command is stripped; other profiles build it exactly as cargo did (so a
+    # build that cargo already made is reused as it is).
+    strip = ["--strip"] if a.profile == "release" else []
     subprocess.run(
-        [sys.executable, "-m", "maturin", "build", "--profile", a.profile, "--out", str(out)],
+        [sys.executable, "-m", "maturin", "build", "--profile", a.profile, *strip, "--out", str(out)],
         cwd=HERE,
         check=True,
     )

@@ -20,7 +20,6 @@ mod hot_path;
 mod inspect_cli;
 mod leak;
 mod load;
-mod python;
 mod run_cli;
 mod runtime_drop;
 mod shim_driver;

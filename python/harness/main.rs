@@ -12,8 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use nrt_emu::runtime::manifest::npy_bytes;
 use nrt_fixtures::{fixtures_dir, zoo, GOLDEN_SEED};
+use nrt_runtime::manifest::npy_bytes;
 
 fn text(o: &Output) -> String {
     format!(
@@ -55,7 +55,9 @@ fn python() -> Result<String, String> {
     Ok(py)
 }
 
-/// `target/<profile>` of this test binary, and the cargo profile it is.
+/// `target/<dir>` of this test binary, and the cargo profile whose artifacts land there: `dev`
+/// in `target/debug` (`cargo test` builds its tests there; `--profile test` cannot be used, as
+/// it builds binaries as unit-test harnesses), else the directory's name (`release`).
 fn profile() -> (PathBuf, String) {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
@@ -86,7 +88,7 @@ fn the_wheel_installs_into_a_fresh_venv_and_passes_its_pytest_suite() {
             return;
         }
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let (profile_dir, profile) = profile();
     let target_dir = profile_dir.parent().unwrap();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
