@@ -23,7 +23,6 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from ctypes import byref, c_void_p
@@ -43,9 +42,13 @@ C_PROGRAM = r"""
 #include <time.h>
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
-#define TRY(x) do { if ((x) != NRT_SUCCESS) { fprintf(stderr, "%s failed\n", #x); return 1; } } while (0)
+#define TRY(x) \
+    do { if ((x) != NRT_SUCCESS) { fprintf(stderr, "%s failed\n", #x); return 1; } } while (0)
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e9 + t.tv_nsec; }
-static int cmp(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 int main(int argc, char **argv) {
     int calls = atoi(argv[2]), rounds = atoi(argv[3]);
     FILE *f = fopen(argv[1], "rb"); fseek(f, 0, SEEK_END); long n = ftell(f); rewind(f);
@@ -66,7 +69,8 @@ int main(int argc, char **argv) {
         for (int c = 0; c < calls; c++) {
             double t0 = now();
             for (int i = 0; i < k; i++)
-                if (info->tensor_array[i].usage == NRT_TENSOR_USAGE_INPUT) TRY(nrt_tensor_write(t[i], buf[i], 0, info->tensor_array[i].size));
+                if (info->tensor_array[i].usage == NRT_TENSOR_USAGE_INPUT)
+                    TRY(nrt_tensor_write(t[i], buf[i], 0, info->tensor_array[i].size));
             TRY(nrt_execute(model, in, out));
             for (int i = 0; i < k; i++)
                 if (info->tensor_array[i].usage == NRT_TENSOR_USAGE_OUTPUT) {
@@ -158,20 +162,27 @@ def main():
             for _ in range(a.calls // 10):  # warm up both
                 model(**arrays)
                 raw()
-            for r in range(a.rounds):
+            for _ in range(a.rounds):
                 results["model(**arrays)"].append(median_per_call(lambda: model(**arrays), a.calls))
                 results["ctypes"].append(median_per_call(raw, a.calls))
                 if exe:
-                    out = subprocess.run([str(exe), a.neff, str(a.calls), "1"], env=env, capture_output=True, text=True, check=True)
+                    out = subprocess.run(
+                        [str(exe), a.neff, str(a.calls), "1"], env=env, capture_output=True, text=True, check=True
+                    )
                     results["C"].append(float(out.stdout.split()[-1]))
     print(f"{Path(a.neff).name} on {a.target}: median ns per call over {a.rounds} rounds of {a.calls} calls")
     for k, v in results.items():
         if v:
-            print(f"  {k:18s} {statistics.median(v) / 1e3:8.2f} us   (rounds: {', '.join(f'{x / 1e3:.2f}' for x in v)})")
+            print(
+                f"  {k:18s} {statistics.median(v) / 1e3:8.2f} us   (rounds: {', '.join(f'{x / 1e3:.2f}' for x in v)})"
+            )
     if results["C"]:
         over = statistics.median(results["model(**arrays)"]) - statistics.median(results["C"])
         over_ct = statistics.median(results["model(**arrays)"]) - statistics.median(results["ctypes"])
-        print(f"  overhead of model(**arrays) over C: {over / 1e3:.2f} us per call; over direct ctypes: {over_ct / 1e3:.2f} us")
+        print(
+            f"  overhead of model(**arrays) over C: {over / 1e3:.2f} us per call; "
+            f"over direct ctypes: {over_ct / 1e3:.2f} us"
+        )
 
 
 if __name__ == "__main__":

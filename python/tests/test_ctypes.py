@@ -4,7 +4,6 @@ shim), the repository's C example compiled against the wheel's headers and libra
 ``ctypes.CDLL("libnrt.so.1")`` inside the test process."""
 
 import ctypes
-import os
 import shutil
 import subprocess
 import sys
@@ -57,5 +56,7 @@ def test_the_c_example_builds_against_the_wheel(nrt_env, tmp_path):
     assert build.returncode == 0, build.stderr
     env = dict(nrt_env)
     env.pop("LD_LIBRARY_PATH")  # found through the rpath --libs gave
-    run = subprocess.run([str(exe), str(neff("mlp2.trn1"))], env={**env, "NRT_EMU_TARGET": "trn1"}, capture_output=True, text=True)
+    run = subprocess.run(
+        [str(exe), str(neff("mlp2.trn1"))], env={**env, "NRT_EMU_TARGET": "trn1"}, capture_output=True, text=True
+    )
     assert run.returncode == 0, run.stdout + run.stderr

@@ -17,12 +17,26 @@ import nrt_emu
 
 LIB = Path(nrt_emu.libdir())
 HEADERS = {
-    "nrt/nrt.h", "nrt/nrt_status.h", "nrt/nrt_version.h", "nrt/nrt_experimental.h", "nrt/nrt_async.h",
-    "nrt/nrt_profile.h", "nrt/nrt_sys_trace.h", "ndl/neuron_driver_shared_tensor_batch_op.h",
+    "nrt/nrt.h",
+    "nrt/nrt_status.h",
+    "nrt/nrt_version.h",
+    "nrt/nrt_experimental.h",
+    "nrt/nrt_async.h",
+    "nrt/nrt_profile.h",
+    "nrt/nrt_sys_trace.h",
+    "ndl/neuron_driver_shared_tensor_batch_op.h",
 }
 # The libraries manylinux policies let a wheel's ELF files link against.
-MANYLINUX_LIBS = {"libc.so.6", "libm.so.6", "libgcc_s.so.1", "libpthread.so.0", "libdl.so.2", "librt.so.1",
-                  "ld-linux-x86-64.so.2", "libstdc++.so.6"}
+MANYLINUX_LIBS = {
+    "libc.so.6",
+    "libm.so.6",
+    "libgcc_s.so.1",
+    "libpthread.so.0",
+    "libdl.so.2",
+    "librt.so.1",
+    "ld-linux-x86-64.so.2",
+    "libstdc++.so.6",
+}
 
 
 def tool(name):
@@ -46,7 +60,9 @@ def test_the_library_headers_and_shim_are_installed():
 
 
 def test_every_exported_function_is_at_nrt_2_0_0():
-    out = subprocess.run([tool("nm"), "-D", "--defined-only", str(LIB / "libnrt.so.1")], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [tool("nm"), "-D", "--defined-only", str(LIB / "libnrt.so.1")], capture_output=True, text=True, check=True
+    ).stdout
     symbols = [line.split()[-1] for line in out.splitlines() if " T " in line]
     assert len(symbols) > 100
     assert all(s.endswith("@@NRT_2.0.0") for s in symbols), [s for s in symbols if not s.endswith("@@NRT_2.0.0")]
@@ -63,7 +79,11 @@ def test_the_shipped_files_keep_to_the_wheels_manylinux_tag():
         syms = subprocess.run([objdump, "-T", str(f)], capture_output=True, text=True, check=True).stdout
         versions = {tuple(map(int, v.split("."))) for v in re.findall(r"GLIBC_(\d+\.\d+(?:\.\d+)?)", syms)}
         assert versions and max(v[:2] for v in versions) <= (major, minor), (f, max(versions))
-        needed = set(re.findall(r"\(NEEDED\).*\[(.*)\]", subprocess.run([readelf, "-d", str(f)], capture_output=True, text=True).stdout))
+        needed = set(
+            re.findall(
+                r"\(NEEDED\).*\[(.*)\]", subprocess.run([readelf, "-d", str(f)], capture_output=True, text=True).stdout
+            )
+        )
         assert needed <= MANYLINUX_LIBS, (f, needed - MANYLINUX_LIBS)
 
 
@@ -74,7 +94,9 @@ def test_the_cli_is_installed_and_installs_a_prefix_from_the_wheel(tmp_path):
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "lib" / "libnrt.so.1").read_bytes() == (LIB / "libnrt.so.1").read_bytes()
     assert (tmp_path / "lib" / "libnrt.so").resolve() == (tmp_path / "lib" / "libnrt.so.1").resolve()
-    assert (tmp_path / "include" / "nrt" / "nrt.h").read_text() == (Path(nrt_emu.include_dir()) / "nrt" / "nrt.h").read_text()
+    assert (tmp_path / "include" / "nrt" / "nrt.h").read_text() == (
+        Path(nrt_emu.include_dir()) / "nrt" / "nrt.h"
+    ).read_text()
     target = subprocess.run([cli, "target", "--target", "trn1"], capture_output=True, text=True)
     assert target.returncode == 0 and "trn1" in target.stdout
 
@@ -83,6 +105,8 @@ def test_the_pytest_plugin_and_python_m():
     eps = metadata.entry_points()
     group = eps.select(group="pytest11") if hasattr(eps, "select") else eps.get("pytest11", [])
     assert any(ep.name == "nrt_emu" and ep.value == "nrt_emu.pytest_plugin" for ep in group)
-    out = subprocess.run([sys.executable, "-m", "nrt_emu", "--cflags", "--libs", "--shim"], capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-m", "nrt_emu", "--cflags", "--libs", "--shim"], capture_output=True, text=True, check=True
+    ).stdout.split()
     lib = nrt_emu.libdir()
     assert out == [nrt_emu.shim_path(), f"-I{nrt_emu.include_dir()}", f"-L{lib}", f"-Wl,-rpath,{lib}", "-lnrt"]

@@ -1,7 +1,7 @@
 """``python -m nrt_emu``: where the wheel's files are, for build systems and shells.
 
-    cc prog.c $(python -m nrt_emu --cflags --libs)
-    LD_PRELOAD=$(python -m nrt_emu --shim) ./uses-dev-neuron
+cc prog.c $(python -m nrt_emu --cflags --libs)
+LD_PRELOAD=$(python -m nrt_emu --shim) ./uses-dev-neuron
 """
 
 import argparse

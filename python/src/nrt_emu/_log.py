@@ -62,6 +62,6 @@ class LogTap:
             return "the library logged the reason (NEURON_RT_LOG_LOCATION_NRT is not a file here)"
         if entry is None or not entry[0].startswith(function):
             return "the library logged no message for this call"
-        message = entry[0][len(function):].strip()
+        message = entry[0][len(function) :].strip()
         prefix = status + ": "
-        return message[len(prefix):] if message.startswith(prefix) else message
+        return message[len(prefix) :] if message.startswith(prefix) else message

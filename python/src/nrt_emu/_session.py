@@ -10,6 +10,7 @@ its session in a worker process (``_worker``), which serves the same methods ove
 
 import contextlib
 import ctypes
+import itertools
 import json
 import os
 import shutil
@@ -91,7 +92,7 @@ class LocalSession:
             _open = self
         self._lib = _capi.library()
         self._models: Dict[int, _Loaded] = {}
-        self._next_id = 1
+        self._ids = itertools.count(1)
         self._log_dir = None
         settings = dict(env)
         if "NEURON_RT_LOG_LOCATION_NRT" in os.environ or "NEURON_RT_LOG_LOCATION_NRT" in settings:
@@ -133,7 +134,7 @@ class LocalSession:
     def _model(self, mid: int) -> _Loaded:
         m = self._models.get(mid)
         if m is None:
-            raise NrtError("NRT_INVALID", 2, f"model {mid} is not loaded (unloaded already?)", "nrt_unload")
+            raise NrtError("NRT_INVALID", 2, f"model {mid} is not loaded (unloaded already?)")
         return m
 
     def _count(self, function: str) -> int:
@@ -182,6 +183,7 @@ class LocalSession:
         IO tensor on the model's core, bound into an input and an output set."""
         handle = c_void_p()
         self._check(self._lib.nrt_load(neff, len(neff), vnc, -1, byref(handle)), "nrt_load")
+        m = None
         try:
             info = _capi.ModelInfo()
             out = c_size_t()
@@ -192,10 +194,11 @@ class LocalSession:
             m = _Loaded(handle, info.vnc, self._tensor_info(handle))
             self._bind(m)
         except BaseException:
+            if m is not None:
+                self._release(m)
             self._lib.nrt_unload(handle)
             raise
-        mid = self._next_id
-        self._next_id += 1
+        mid = next(self._ids)
         self._models[mid] = m
         return {"id": mid, "vnc": m.vnc, "specs": m.specs}
 
@@ -206,11 +209,17 @@ class LocalSession:
             count = c_uint64_at(arr.value)
             entries = (_capi.TensorInfo * count).from_address(arr.value + 8)
             specs = []
+            usages = {_capi.NRT_TENSOR_USAGE_INPUT: "input", _capi.NRT_TENSOR_USAGE_OUTPUT: "output"}
             for e in entries:
-                usage = {_capi.NRT_TENSOR_USAGE_INPUT: "input", _capi.NRT_TENSOR_USAGE_OUTPUT: "output"}[e.usage]
+                usage = usages.get(e.usage)
                 info = _dtypes.BY_CODE.get(e.dtype)
-                if info is None:
-                    raise NrtError("NRT_INVALID", 2, f"tensor {e.name!r} has nrt_dtype_t {e.dtype}, which is not a dtype", "nrt_get_model_tensor_info")
+                if usage is None or info is None:
+                    raise NrtError(
+                        "NRT_INVALID",
+                        2,
+                        f"tensor {e.name!r} has usage {e.usage} and nrt_dtype_t {e.dtype}: not a tensor this API knows",
+                        "nrt_get_model_tensor_info",
+                    )
                 specs.append(
                     TensorSpec(
                         name=e.name.decode(),
@@ -336,7 +345,11 @@ class LocalSession:
                     self._check(lib.nrt_sys_trace_stop(), "nrt_sys_trace_stop")
         finally:
             lib.nrt_sys_trace_config_free(cfg)
-        mine = [e for e in events if e.get("event_type") == "nc_exec" and e.get("nc_idx") == m.vnc and e.get("status_code") == 0]
+        mine = [
+            e
+            for e in events
+            if e.get("event_type") == "nc_exec" and e.get("nc_idx") == m.vnc and e.get("status_code") == 0
+        ]
         return {
             "host_ns": host,
             "device_cycles": [e["device_cycles"] for e in mine],

@@ -53,7 +53,12 @@ class RemoteSession:
     """A LocalSession in a worker process started with ``process_env`` over this process's
     environment (``None`` removes a variable)."""
 
-    def __init__(self, process_env: Mapping[str, Optional[str]], session_env: Mapping[str, Optional[str]], mirror_log: bool = True):
+    def __init__(
+        self,
+        process_env: Mapping[str, Optional[str]],
+        session_env: Mapping[str, Optional[str]],
+        mirror_log: bool = True,
+    ):
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         env = dict(os.environ)

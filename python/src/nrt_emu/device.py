@@ -118,9 +118,7 @@ def check_inputs(
     by_name = {s.name: s for s in specs}
     unknown = [k for k in arrays if k not in by_name]
     if unknown:
-        raise InputError(
-            f"the model has no input named {unknown[0]!r} (its inputs: {', '.join(by_name) or 'none'})"
-        )
+        raise InputError(f"the model has no input named {unknown[0]!r} (its inputs: {', '.join(by_name) or 'none'})")
     if require_all:
         missing = [s for s in specs if s.name not in arrays]
         if missing:

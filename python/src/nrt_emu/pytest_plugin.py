@@ -93,7 +93,8 @@ def parse_device(param: Optional[str]) -> Tuple[str, str]:
     backend = backend or "sim"
     if target not in TARGETS or backend not in BACKENDS:
         raise pytest.UsageError(
-            f"nrt_device parameter {param!r}: expected TARGET-BACKEND with TARGET in {TARGETS} and BACKEND in {BACKENDS}"
+            f"nrt_device parameter {param!r}: expected TARGET-BACKEND, "
+            f"TARGET one of {TARGETS} and BACKEND one of {BACKENDS}"
         )
     return target, backend
 

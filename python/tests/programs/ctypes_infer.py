@@ -10,8 +10,14 @@ NRT_SUCCESS, NRT_INVALID = 0, 2
 
 
 class TensorInfo(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char * 256), ("usage", ctypes.c_uint32), ("size", ctypes.c_size_t),
-                ("dtype", ctypes.c_uint32), ("shape", ctypes.POINTER(ctypes.c_uint32)), ("ndim", ctypes.c_uint32)]
+    _fields_ = [
+        ("name", ctypes.c_char * 256),
+        ("usage", ctypes.c_uint32),
+        ("size", ctypes.c_size_t),
+        ("dtype", ctypes.c_uint32),
+        ("shape", ctypes.POINTER(ctypes.c_uint32)),
+        ("ndim", ctypes.c_uint32),
+    ]
 
 
 def main(path):
@@ -20,8 +26,19 @@ def main(path):
     lib.nrt_load.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(vp)]
     lib.nrt_get_model_tensor_info.argtypes = [vp, ctypes.POINTER(vp)]
     lib.nrt_free_model_tensor_info.argtypes = [vp]
-    lib.nrt_tensor_allocate.argtypes = [ctypes.c_uint32, ctypes.c_int, ctypes.c_size_t, ctypes.c_char_p, ctypes.POINTER(vp)]
-    lib.nrt_tensor_write.argtypes = lib.nrt_tensor_read.argtypes = [vp, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t]
+    lib.nrt_tensor_allocate.argtypes = [
+        ctypes.c_uint32,
+        ctypes.c_int,
+        ctypes.c_size_t,
+        ctypes.c_char_p,
+        ctypes.POINTER(vp),
+    ]
+    lib.nrt_tensor_write.argtypes = lib.nrt_tensor_read.argtypes = [
+        vp,
+        ctypes.c_void_p,
+        ctypes.c_size_t,
+        ctypes.c_size_t,
+    ]
     lib.nrt_add_tensor_to_tensor_set.argtypes = [vp, ctypes.c_char_p, vp]
     lib.nrt_execute.argtypes = [vp, vp, vp]
     lib.nrt_unload.argtypes = [vp]
