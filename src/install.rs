@@ -8,7 +8,8 @@
 //! ```
 //!
 //! The library is the `libnrt.so` that `cargo build --release --workspace` put next to this
-//! binary; the headers are embedded in the binary. An existing `DIR/lib/libnrt.so.1` that is not
+//! binary, or, for the binary a wheel installed (`pip install nrt-emu`), the wheel's
+//! `nrt_emu/lib/libnrt.so.1`; the headers are embedded in the binary. An existing `DIR/lib/libnrt.so.1` that is not
 //! nrt-emu's (it lacks [`nrt::IDENT`]) is a real libnrt and is only replaced with `--force`.
 
 use std::path::{Path, PathBuf};
@@ -33,16 +34,45 @@ pub fn is_ours(path: &Path) -> Result<bool, String> {
     Ok(bytes.windows(ident.len()).any(|w| w == ident))
 }
 
+/// The libraries of a wheel installed into the Python environment whose scripts directory holds
+/// this binary (`pip install nrt-emu`): `<env>/bin/nrt-emu` and
+/// `<env>/lib/python3.X/{site,dist}-packages/nrt_emu/lib/libnrt.so.1`, in name order.
+fn wheel_libraries(exe: &Path) -> Vec<PathBuf> {
+    let Some(lib) = exe.parent().and_then(Path::parent).map(|p| p.join("lib")) else {
+        return Vec::new();
+    };
+    let mut pythons: Vec<PathBuf> = std::fs::read_dir(&lib)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+        .map(|e| e.path())
+        .collect();
+    pythons.sort();
+    pythons
+        .iter()
+        .flat_map(|py| ["site-packages", "dist-packages"].map(|d| py.join(d)))
+        .map(|d| d.join("nrt_emu/lib/libnrt.so.1"))
+        .filter(|so| so.is_file())
+        .collect()
+}
+
+/// The library to install: the `libnrt.so` next to this binary (a cargo build), else the one
+/// of the wheel this binary came with.
 fn library() -> Result<PathBuf, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate this binary: {e}"))?;
     let so = exe.with_file_name("libnrt.so");
-    if !so.is_file() {
+    let so = if so.is_file() {
+        so
+    } else if let Some(wheel) = wheel_libraries(&exe).into_iter().next() {
+        wheel
+    } else {
         return Err(format!(
-            "{} does not exist: build the library with `cargo build --release --workspace` (it is written next to {})",
+            "{} does not exist: build the library with `cargo build --release --workspace` (it is written next to {}), or install the nrt-emu wheel",
             so.display(),
             exe.display()
         ));
-    }
+    };
     if !is_ours(&so)? {
         return Err(format!("{} is not nrt-emu's libnrt", so.display()));
     }

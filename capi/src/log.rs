@@ -11,14 +11,23 @@
 //! WARN/WARNING, INFO, DEBUG, TRACE; QUIET = nothing) is read at the first message and again at
 //! every `nrt_init`. The function column is the C entry point the calling thread is in.
 //!
+//! Where lines go (docs/c-api.md §6.2), read at the same times: `NEURON_RT_LOG_LOCATION` =
+//! `CONSOLE` (stderr, the default) or `SYSLOG` for every module, and
+//! `NEURON_RT_LOG_LOCATION_<MODULE>` (`NRT`, `SIM`) = `CONSOLE`, `SYSLOG` or a file path (lines
+//! appended) for one. A value that names neither and a file that cannot be opened keep the
+//! console and say so in one WARN line.
+//!
 //! The runtime's own `tracing` events are printed the same way through [`Bridge`], installed
 //! as the process's global subscriber at the first `nrt_init` (unless the host program already
 //! has one).
 
 use std::cell::Cell;
+use std::ffi::CString;
 use std::fmt::Write as _;
+use std::fs::File;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Message levels, most severe first (`Quiet` only as a threshold).
@@ -82,23 +91,97 @@ thread_local! {
     static FUNCTION: Cell<&'static str> = const { Cell::new("nrt") };
 }
 
-/// Re-reads `NEURON_RT_LOG_LEVEL` (an unknown value keeps ERROR and says so).
+/// Where a module's lines go.
+#[derive(Clone, Default)]
+enum Sink {
+    /// stderr.
+    #[default]
+    Console,
+    /// `syslog(3)`.
+    Syslog,
+    /// Appended to a file.
+    File(Arc<File>),
+}
+
+/// The modules that log (each may have its own `NEURON_RT_LOG_LOCATION_<MODULE>`).
+const MODULES: [&str; 2] = ["NRT", "SIM"];
+
+/// The sink of every module (default) and of the modules that name their own.
+struct Sinks {
+    default: Sink,
+    modules: Vec<(&'static str, Sink)>,
+}
+
+static SINKS: RwLock<Sinks> = RwLock::new(Sinks {
+    default: Sink::Console,
+    modules: Vec::new(),
+});
+
+/// The sink a `NEURON_RT_LOG_LOCATION*` value names; `Err` is the WARN line to print.
+fn sink_of(var: &str, value: &str, files: bool) -> Result<Sink, String> {
+    match value.trim().to_ascii_uppercase().as_str() {
+        "" | "CONSOLE" => return Ok(Sink::Console),
+        "SYSLOG" => return Ok(Sink::Syslog),
+        _ => {}
+    }
+    if !files {
+        return Err(format!(
+            "{var}={value:?} is not CONSOLE or SYSLOG (a file path is given per module: {var}_NRT); using the console"
+        ));
+    }
+    File::options()
+        .append(true)
+        .create(true)
+        .open(value.trim())
+        .map(|f| Sink::File(Arc::new(f)))
+        .map_err(|e| format!("{var}={value:?}: cannot open the file ({e}); using the console"))
+}
+
+/// Re-reads the `NEURON_RT_LOG_LOCATION*` variables; returns the WARN lines for bad values.
+fn configure_sinks() -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut read = |var: &str, files: bool| {
+        let v = std::env::var(var).ok()?;
+        sink_of(var, &v, files).map_err(|w| warnings.push(w)).ok()
+    };
+    let default = read("NEURON_RT_LOG_LOCATION", false).unwrap_or_default();
+    let modules = MODULES
+        .iter()
+        .filter_map(|m| Some((*m, read(&format!("NEURON_RT_LOG_LOCATION_{m}"), true)?)))
+        .collect();
+    *SINKS.write().unwrap_or_else(|p| p.into_inner()) = Sinks { default, modules };
+    warnings
+}
+
+fn sink(module: &str) -> Sink {
+    let sinks = SINKS.read().unwrap_or_else(|p| p.into_inner());
+    sinks
+        .modules
+        .iter()
+        .find(|(m, _)| *m == module)
+        .map_or(&sinks.default, |(_, s)| s)
+        .clone()
+}
+
+/// Re-reads `NEURON_RT_LOG_LEVEL` (an unknown value keeps ERROR and says so) and where the
+/// lines go. These two WARN lines are printed at every level but QUIET.
 pub fn configure() {
+    let mut warnings = configure_sinks();
     let level = match std::env::var("NEURON_RT_LOG_LEVEL") {
-        Ok(v) => match Level::parse(&v) {
-            Some(l) => l,
-            None => {
-                THRESHOLD.store(Level::Error as u8, Ordering::Relaxed);
-                emit(
-                    Level::Warn,
-                    "NRT",
-                    &format!("NEURON_RT_LOG_LEVEL={v:?} is not a log level; using ERROR"),
-                );
-                return;
-            }
-        },
+        Ok(v) => Level::parse(&v).unwrap_or_else(|| {
+            warnings.push(format!(
+                "NEURON_RT_LOG_LEVEL={v:?} is not a log level; using ERROR"
+            ));
+            Level::Error
+        }),
         Err(_) => Level::Error,
     };
+    if level != Level::Quiet && !warnings.is_empty() {
+        THRESHOLD.store(level.max(Level::Warn) as u8, Ordering::Relaxed);
+        for w in warnings {
+            emit(Level::Warn, "NRT", &w);
+        }
+    }
     THRESHOLD.store(level as u8, Ordering::Relaxed);
 }
 
@@ -142,8 +225,34 @@ pub fn emit(level: Level, module: &str, msg: &str) {
         FUNCTION.with(Cell::get),
         msg,
     );
-    // One write per line, so lines from concurrent threads do not interleave.
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    write_line(&sink(module), level, &line);
+}
+
+/// Writes one line to `sink`: one write per line, so lines from concurrent threads do not
+/// interleave.
+fn write_line(sink: &Sink, level: Level, line: &str) {
+    match sink {
+        Sink::Console => {
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        }
+        Sink::File(f) => {
+            let _ = (&**f).write_all(line.as_bytes());
+        }
+        Sink::Syslog => {
+            let priority = match level {
+                Level::Quiet | Level::Error => libc::LOG_ERR,
+                Level::Warn => libc::LOG_WARNING,
+                Level::Info => libc::LOG_INFO,
+                Level::Debug | Level::Trace => libc::LOG_DEBUG,
+            };
+            // A line holds no NUL unless the message did; such a line is dropped.
+            if let Ok(text) = CString::new(line.trim_end()) {
+                // SAFETY: both strings are NUL-terminated and live across the call; the
+                // format consumes exactly the one string argument given.
+                unsafe { libc::syslog(libc::LOG_USER | priority, c"%s".as_ptr(), text.as_ptr()) };
+            }
+        }
+    }
 }
 
 /// An ERROR line.
@@ -310,6 +419,27 @@ mod tests {
         );
         assert_eq!(civil_from_days(0), (1970, 1, 1));
         assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+    }
+
+    #[test]
+    fn log_locations() {
+        assert!(matches!(
+            sink_of("V", " console ", false),
+            Ok(Sink::Console)
+        ));
+        assert!(matches!(sink_of("V", "syslog", true), Ok(Sink::Syslog)));
+        let e = sink_of("NEURON_RT_LOG_LOCATION", "/tmp/x.log", false)
+            .err()
+            .unwrap();
+        assert!(e.contains("NEURON_RT_LOG_LOCATION_NRT"), "{e}");
+        let e = sink_of("V", "/nonexistent-dir/x.log", true).err().unwrap();
+        assert!(e.contains("cannot open"), "{e}");
+        let path = std::env::temp_dir().join(format!("nrt-log-{}.log", std::process::id()));
+        let sink = sink_of("V", path.to_str().unwrap(), true).unwrap();
+        write_line(&sink, Level::Error, "one\n");
+        write_line(&sink, Level::Error, "two\n");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "one\ntwo\n");
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

@@ -622,6 +622,12 @@ impl Target {
         Self::ALL.into_iter().find(|t| t.spec().arch == arch)
     }
 
+    /// Device time in nanoseconds of `cycles` at the sequencer clock (`clocks.sp`), the unit of
+    /// every cycle count the simulator and the runtime report (docs/simulator.md "Time base").
+    pub fn cycles_to_ns(self, cycles: u64) -> f64 {
+        cycles as f64 * 1e9 / self.spec().clocks.sp as f64
+    }
+
     /// Whether `nc` is a core of this device.
     pub fn has_core(self, nc: NcIndex) -> bool {
         nc.0 < self.spec().nc_count
@@ -924,6 +930,14 @@ mod tests {
         assert_eq!(Target::from_neff_target("mariana"), None);
         assert_eq!(Target::from_name("trn2"), Some(Target::Trn2));
         assert_eq!(Target::from_arch(2), Some(Target::Trn1));
+    }
+
+    #[test]
+    fn cycles_to_ns_uses_the_sequencer_clock() {
+        // 1.4 GHz on trn1, 1.2 GHz on trn2.
+        assert_eq!(Target::Trn1.cycles_to_ns(1_400), 1_000.0);
+        assert_eq!(Target::Trn2.cycles_to_ns(1_200), 1_000.0);
+        assert_eq!(Target::Trn2.cycles_to_ns(0), 0.0);
     }
 
     #[test]

@@ -67,7 +67,7 @@ pub unsafe extern "C" fn nrt_init(
                 tensors: Table::new(Kind::Tensor),
                 nrta: Default::default(),
                 profile: Default::default(),
-                trace: Default::default(),
+                trace: crate::api::trace::TraceState::new(target),
                 legacy: Default::default(),
             })
         })?;

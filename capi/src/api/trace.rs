@@ -3,13 +3,17 @@
 //! (`nrt_sys_trace_*`, and `nrt_trace_start`/`nrt_trace_stop` which write them to a file).
 //!
 //! Events carry an ordinal (`"seq"`, the order the runtime saw them) instead of a wall-clock
-//! time, so a trace is the same on every run of the same calls. A ring holds at most
+//! time, so a trace is the same on every run of the same calls. An execution's `nc_exec` event
+//! carries its simulated device time: `"device_cycles"` per core of the model (start to
+//! completion on the device, sequencer clock) and `"device_ns"`, the same in nanoseconds at the
+//! target's sequencer clock — how a libnrt program reads the device time of its executions. A ring holds at most
 //! `max_events_per_nc` events; the oldest are dropped (and counted) beyond that.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ffi::{c_char, CString};
 use std::sync::Mutex;
 
+use nrt_hal::Target;
 use nrt_runtime::exec::ExecReport;
 use nrt_runtime::{Error, Result};
 use serde_json::json;
@@ -88,12 +92,20 @@ struct Capture {
 }
 
 /// A session's capture.
-#[derive(Default)]
 pub struct TraceState {
     inner: Mutex<Capture>,
+    target: Target,
 }
 
 impl TraceState {
+    /// An idle capture for a device of generation `target` (its clock converts cycles to time).
+    pub fn new(target: Target) -> Self {
+        TraceState {
+            inner: Mutex::default(),
+            target,
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Capture> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -146,6 +158,7 @@ impl TraceState {
             Ok(rep) => json!({
                 "model_id": model, "status": "NRT_SUCCESS", "status_code": 0,
                 "seq_id": rep.seq_id, "device_cycles": rep.cycles,
+                "device_ns": rep.cycles.iter().map(|&c| self.target.cycles_to_ns(c)).collect::<Vec<_>>(),
             }),
             Err(e) => json!({
                 "model_id": model, "status": e.status.name(), "status_code": e.status.code(),

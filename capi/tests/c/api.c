@@ -428,6 +428,7 @@ int main(int argc, char **argv) {
     size_t jlen = 0;
     ST(nrt_sys_trace_fetch_events(&json, &jlen, fo), NRT_SUCCESS);
     CHECK(json != NULL && jlen == strlen(json) && strstr(json, "\"dropped_events\":1") != NULL);
+    CHECK(strstr(json, "\"device_cycles\":[") != NULL && strstr(json, "\"device_ns\":[") != NULL);
     char *again = json;
     ST(nrt_sys_trace_fetch_events(&again, &jlen, fo), NRT_INVALID);
     nrt_sys_trace_buffer_free(json);
