@@ -115,24 +115,9 @@ fn run_and_inspect_refuse_non_regular_files_at_once() {
     std::fs::remove_file(&dir).unwrap();
 }
 
-/// `libnrt.so` beside the binary under test, built if this package was tested alone.
+/// `libnrt.so` beside the binary under test, rebuilt first (`nrt_fixtures::artifact`).
 fn libnrt() -> std::path::PathBuf {
-    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_nrt-emu"));
-    let so = bin.with_file_name("libnrt.so");
-    if !so.exists() {
-        let profile_dir = bin.parent().unwrap();
-        let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        cargo.args(["build", "-p", "nrt-capi"]);
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            cargo.arg("--release");
-        }
-        let st = cargo
-            .env("CARGO_TARGET_DIR", profile_dir.parent().unwrap())
-            .status()
-            .unwrap();
-        assert!(st.success(), "building nrt-capi failed");
-    }
-    so
+    nrt_fixtures::artifact::built("nrt-capi", "libnrt.so")
 }
 
 #[test]

@@ -9,30 +9,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// `libnrt_emu_shim.so` beside the `nrt-emu` binary under test. `cargo test --workspace` builds
-/// it with everything else; when only this package was built, build it the same way.
+/// `libnrt_emu_shim.so` beside the `nrt-emu` binary under test, rebuilt first so it is never
+/// stale (`nrt_fixtures::artifact`).
 fn shim() -> PathBuf {
     if let Some(p) = std::env::var_os("NRT_EMU_SHIM") {
         return PathBuf::from(p);
     }
-    let bin = Path::new(env!("CARGO_BIN_EXE_nrt-emu"));
-    let so = bin.with_file_name("libnrt_emu_shim.so");
-    if !so.exists() {
-        let profile_dir = bin.parent().unwrap();
-        let release = profile_dir.file_name().is_some_and(|n| n == "release");
-        let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        cargo.args(["build", "-p", "nrt-emu-shim"]);
-        if release {
-            cargo.arg("--release");
-        }
-        let st = cargo
-            .env("CARGO_TARGET_DIR", profile_dir.parent().unwrap())
-            .status()
-            .unwrap();
-        assert!(st.success(), "building the shim failed");
-    }
-    assert!(so.exists(), "{} was not built", so.display());
-    so
+    nrt_fixtures::artifact::built("nrt-emu-shim", "libnrt_emu_shim.so")
 }
 
 /// The zoo NEFFs that execute (`real_like` carries real compiler opcodes: it loads but is not

@@ -6,29 +6,12 @@ use std::sync::OnceLock;
 
 /// The profile directory holding this test's build (`target/<profile>`).
 pub fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().to_path_buf()
+    nrt_fixtures::artifact::profile_dir()
 }
 
-/// Builds `package` (artifact `file` in the profile directory) if it is missing — `cargo test
-/// --workspace` builds everything, a single-package run may not have.
+/// `file` of `package` in the profile directory, rebuilt first (see `nrt_fixtures::artifact`).
 pub fn artifact(package: &str, file: &str) -> PathBuf {
-    let dir = profile_dir();
-    let path = dir.join(file);
-    if !path.exists() {
-        let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        cargo.args(["build", "-p", package]);
-        if dir.file_name().is_some_and(|n| n == "release") {
-            cargo.arg("--release");
-        }
-        let st = cargo
-            .env("CARGO_TARGET_DIR", dir.parent().unwrap())
-            .status()
-            .unwrap();
-        assert!(st.success(), "building {package} failed");
-    }
-    assert!(path.exists(), "{} was not built", path.display());
-    path
+    nrt_fixtures::artifact::built(package, file)
 }
 
 /// The library under test.
