@@ -4,11 +4,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-/// The profile directory holding this test's build (`target/<profile>`).
-pub fn profile_dir() -> PathBuf {
-    nrt_fixtures::artifact::profile_dir()
-}
-
 /// `file` of `package` in the profile directory, rebuilt first (see `nrt_fixtures::artifact`).
 pub fn artifact(package: &str, file: &str) -> PathBuf {
     nrt_fixtures::artifact::built(package, file)
