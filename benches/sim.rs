@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use nrt_emu::hal::isa::{AccessPattern, Dim, Instruction, ShortOperand};
+use nrt_emu::hal::isa::Instruction;
 use nrt_emu::hal::udma::M2mCopy;
 use nrt_emu::hal::{Dtype, EngineKind, Hal, NcIndex, Target};
 use nrt_emu::sim::testkit::{Dev, Exec, Queue};
@@ -126,20 +126,8 @@ fn dma_4byte(c: &mut Criterion) {
 
 /// A PE program of `reps` 128×128×512 fp32 matmuls into PSUM.
 fn compute_program(dev: &Dev, reps: usize) -> nrt_emu::hal::DeviceAddr {
-    let ap = |off: u32, n: u16| {
-        AccessPattern::new(
-            ShortOperand::sbuf(0, off, Dtype::F32).unwrap(),
-            128,
-            &[Dim::new(1, n)],
-        )
-        .unwrap()
-    };
-    let psum = AccessPattern::new(
-        ShortOperand::psum(0, 0, Dtype::F32).unwrap(),
-        128,
-        &[Dim::new(1, 512)],
-    )
-    .unwrap();
+    let ap = |off: u32, n: u16| nrt_emu::hal::testkit::ops::sbuf(0, 128, off, Dtype::F32, n);
+    let psum = nrt_emu::hal::testkit::ops::psum(0, 128, 0, Dtype::F32, 512);
     let mut p = vec![
         Instruction::StreamHeader,
         Instruction::MatmulLoadStationary {

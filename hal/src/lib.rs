@@ -38,6 +38,8 @@ pub mod isa;
 pub mod le;
 pub mod notify;
 pub mod target;
+#[cfg(feature = "test-utils")]
+pub mod testkit;
 pub mod udma;
 
 pub use addr::{

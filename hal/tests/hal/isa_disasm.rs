@@ -1,29 +1,16 @@
 //! The disassembler's output for a sample stream, pinned.
 
 use nrt_hal::isa::{
-    disassemble, encode_stream, AccessPattern, ActivationFunc, AluOp, Dim, Instruction, IotaDim,
-    IotaPattern, MarkerLabel, QueueSetName, ReduceCmd, ScalarOperand, SemCmp, SemOp, ShortOperand,
+    disassemble, encode_stream, ActivationFunc, AluOp, Dim, Instruction, IotaDim, IotaPattern,
+    MarkerLabel, QueueSetName, ReduceCmd, ScalarOperand, SemCmp, SemOp, ShortOperand,
 };
 use nrt_hal::{DeviceAddr, Dtype, EventId, SemaphoreId};
 
-fn sbuf(start: u32, parts: u32, offset: u32, dtype: Dtype, dims: &[Dim]) -> AccessPattern {
-    AccessPattern::new(
-        ShortOperand::sbuf(start, offset, dtype).unwrap(),
-        parts,
-        dims,
-    )
-    .unwrap()
-}
+use nrt_hal::isa::MemSpace::{Psum, Sbuf};
+use nrt_hal::testkit::ops::ap;
 
-fn psum(start: u32, parts: u32, offset: u32, dtype: Dtype, dims: &[Dim]) -> AccessPattern {
-    AccessPattern::new(
-        ShortOperand::psum(start, offset, dtype).unwrap(),
-        parts,
-        dims,
-    )
-    .unwrap()
-}
-
+/// A stream with one instruction of every opcode (longer than the ~120-line guideline on
+/// purpose: it is that listing).
 fn sample_stream() -> Vec<u8> {
     let row = |n| [Dim::new(1, n)];
     let mut bytes = encode_stream(&[
@@ -35,30 +22,31 @@ fn sample_stream() -> Vec<u8> {
         Instruction::MatmulLoadStationary {
             reversed: false,
             pass: nrt_hal::isa::MatmulPass::Single,
-            stationary: sbuf(0, 128, 0, Dtype::Bf16, &row(128)),
+            stationary: ap(Sbuf, 0, 128, 0, Dtype::Bf16, &row(128)),
         },
         Instruction::MatmulMoving {
-            dst: psum(0, 128, 0, Dtype::F32, &row(512)),
-            moving: sbuf(0, 128, 0x200, Dtype::Bf16, &row(512)),
+            dst: ap(Psum, 0, 128, 0, Dtype::F32, &row(512)),
+            moving: ap(Sbuf, 0, 128, 0x200, Dtype::Bf16, &row(512)),
             accumulate: true,
         },
         Instruction::Activation {
             func: ActivationFunc::Gelu,
-            out: sbuf(
+            out: ap(
+                Sbuf,
                 0,
                 128,
                 0x600,
                 Dtype::Bf16,
                 &[Dim::new(256, 2), Dim::new(1, 256)],
             ),
-            input: psum(0, 128, 0, Dtype::F32, &row(512)),
+            input: ap(Psum, 0, 128, 0, Dtype::F32, &row(512)),
             scale: ScalarOperand::Imm(0.5),
             bias: Some(ShortOperand::sbuf(0, 0x40, Dtype::F32).unwrap()),
             reduce: ReduceCmd::ResetReduce,
         },
         Instruction::TensorScalar {
-            out: sbuf(64, 32, 0x1000, Dtype::F32, &row(16)),
-            input: sbuf(64, 32, 0x800, Dtype::F32, &row(16)),
+            out: ap(Sbuf, 64, 32, 0x1000, Dtype::F32, &row(16)),
+            input: ap(Sbuf, 64, 32, 0x800, Dtype::F32, &row(16)),
             op0: AluOp::Subtract,
             operand0: ScalarOperand::Imm(1.0),
             reverse0: true,
@@ -67,35 +55,35 @@ fn sample_stream() -> Vec<u8> {
             reverse1: false,
         },
         Instruction::Iota {
-            out: sbuf(0, 4, 0, Dtype::I32, &row(8)),
+            out: ap(Sbuf, 0, 4, 0, Dtype::I32, &row(8)),
             offset: 5,
             channel_multiplier: -8,
             pattern: IotaPattern::new(&[IotaDim::new(1, 8)]).unwrap(),
         },
         Instruction::TensorTensor {
             op: AluOp::Add,
-            out: sbuf(0, 128, 0, Dtype::F32, &row(1000)),
-            in0: sbuf(0, 128, 0x1000, Dtype::F32, &row(1000)),
+            out: ap(Sbuf, 0, 128, 0, Dtype::F32, &row(1000)),
+            in0: ap(Sbuf, 0, 128, 0x1000, Dtype::F32, &row(1000)),
             in1: ShortOperand::psum(0, 0, Dtype::Bf16).unwrap().into(),
         },
         Instruction::TensorCopy {
-            out: sbuf(0, 2, 0, Dtype::Bf16, &row(4)),
-            input: sbuf(2, 2, 0, Dtype::F32, &[Dim::new(-1, 4)]),
+            out: ap(Sbuf, 0, 2, 0, Dtype::Bf16, &row(4)),
+            input: ap(Sbuf, 2, 2, 0, Dtype::F32, &[Dim::new(-1, 4)]),
         },
         Instruction::TensorReduce {
             op: AluOp::Max,
-            out: sbuf(0, 8, 0, Dtype::F32, &row(1)),
-            input: sbuf(0, 8, 0x10, Dtype::F32, &row(64)),
+            out: ap(Sbuf, 0, 8, 0, Dtype::F32, &row(1)),
+            input: ap(Sbuf, 0, 8, 0x10, Dtype::F32, &row(64)),
             axes: 1,
             negate: true,
         },
         Instruction::Memset {
-            out: psum(127, 1, 0x3ffc, Dtype::F32, &row(1)),
+            out: ap(Psum, 127, 1, 0x3ffc, Dtype::F32, &row(1)),
             value: -0.0,
         },
         Instruction::Transpose {
-            out: sbuf(0, 32, 0, Dtype::F32, &row(16)),
-            input: sbuf(0, 16, 0x100, Dtype::F32, &row(32)),
+            out: ap(Sbuf, 0, 32, 0, Dtype::F32, &row(16)),
+            input: ap(Sbuf, 0, 16, 0x100, Dtype::F32, &row(32)),
         },
         Instruction::Nop,
         Instruction::EventWait {

@@ -7,9 +7,7 @@ use nrt_hal::isa::{
 };
 use nrt_hal::{DeviceAddr, Dtype, EventId, SemaphoreId};
 
-fn ap(start: u32, parts: u32, offset: u32, dtype: Dtype, n: u16) -> AccessPattern {
-    AccessPattern::contiguous(ShortOperand::sbuf(start, offset, dtype).unwrap(), parts, n).unwrap()
-}
+use nrt_hal::testkit::ops::sbuf as ap;
 
 fn copy_record() -> Record {
     Instruction::TensorCopy {
@@ -264,7 +262,7 @@ fn reserved_bytes_must_be_zero() {
 #[test]
 fn bad_access_patterns_are_rejected() {
     let set_word = |r: &mut Record, at: usize, f: &dyn Fn(u32) -> u32| {
-        let w = u32::from_le_bytes(r.0[at..at + 4].try_into().unwrap());
+        let w = nrt_hal::le::u32_at(&r.0, at);
         r.0[at..at + 4].copy_from_slice(&f(w).to_le_bytes());
     };
     let bad = |offset, reason| Err(DecodeError::BadAccessPattern { offset, reason });

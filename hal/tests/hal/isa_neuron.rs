@@ -48,10 +48,6 @@ fn arb_ap(
     })
 }
 
-fn arb_space() -> impl Strategy<Value = MemSpace> {
-    select(MemSpace::ALL)
-}
-
 fn arb_float() -> impl Strategy<Value = Dtype> {
     select(vec![Dtype::F16, Dtype::F32])
 }
@@ -200,8 +196,8 @@ fn arb_activate() -> BoxedStrategy<NeuronInstr> {
         arb_counts(3),
         any::<bool>(),
         0u32..(1 << 18),
-        arb_space(),
-        arb_space(),
+        nrt_hal::testkit::strategies::space(),
+        nrt_hal::testkit::strategies::space(),
     )
         .prop_flat_map(|(din, dout, dbias, p, counts, has_bias, boff, sin, sout)| {
             (
@@ -241,9 +237,9 @@ fn arb_tensor_tensor() -> BoxedStrategy<NeuronInstr> {
         1u32..=128,
         arb_counts(3),
         select(vec![AluOp::Add, AluOp::Max]),
-        arb_space(),
-        arb_space(),
-        arb_space(),
+        nrt_hal::testkit::strategies::space(),
+        nrt_hal::testkit::strategies::space(),
+        nrt_hal::testkit::strategies::space(),
     )
         .prop_flat_map(|(d0, d1, dout, p, counts, op, s0, s1, so)| {
             (
@@ -273,8 +269,8 @@ fn arb_tensor_reduce() -> BoxedStrategy<NeuronInstr> {
         arb_counts(4),
         1u8..=2,
         select(vec![AluOp::Add, AluOp::Max]),
-        arb_space(),
-        arb_space(),
+        nrt_hal::testkit::strategies::space(),
+        nrt_hal::testkit::strategies::space(),
     )
         .prop_flat_map(|(dt, p, mut counts, axes, op, si, so)| {
             counts[0] = counts[0].max(2);
@@ -311,8 +307,8 @@ fn arb_copy() -> BoxedStrategy<NeuronInstr> {
         select(types),
         1u32..=128,
         arb_counts(4),
-        arb_space(),
-        arb_space(),
+        nrt_hal::testkit::strategies::space(),
+        nrt_hal::testkit::strategies::space(),
     )
         .prop_flat_map(|((din, dout), p, counts, si, so)| {
             (
@@ -340,12 +336,16 @@ fn arb_copy() -> BoxedStrategy<NeuronInstr> {
 }
 
 fn arb_memset() -> BoxedStrategy<NeuronInstr> {
-    let body = (arb_float(), 1u32..=128, arb_counts(4), arb_space()).prop_flat_map(
-        |(dt, p, counts, s)| {
+    let body = (
+        arb_float(),
+        1u32..=128,
+        arb_counts(4),
+        nrt_hal::testkit::strategies::space(),
+    )
+        .prop_flat_map(|(dt, p, counts, s)| {
             arb_ap(counts, s, dt, p)
                 .prop_map(|out| (Instruction::Memset { out, value: 0.0 }, Detail::None))
-        },
-    );
+        });
     with_sync(NeuronOpcode::Memset, body)
 }
 
@@ -543,25 +543,7 @@ fn memset_fill_bytes_and_pe_constants_are_checked() {
     assert_eq!(at, 40);
     assert!(msg.contains("fill value"), "{msg}");
 
-    let st = AccessPattern::new(
-        ShortOperand::sbuf(0, 0x200, Dtype::F16).unwrap(),
-        128,
-        &[Dim::new(0, 1), Dim::new(0, 1), Dim::new(-1, 128)],
-    )
-    .unwrap();
-    let ld = NeuronInstr {
-        opcode: NeuronOpcode::LoadStationary,
-        sync: Sync::NONE,
-        instr: Instruction::MatmulLoadStationary {
-            stationary: st,
-            reversed: true,
-            pass: MatmulPass::Single,
-        },
-        detail: Detail::LoadStationary {
-            transpose: false,
-            tail: PeTail::Trn2,
-        },
-    };
+    let ld = fp16_load_stationary();
     let mut b = ld.encode().unwrap().0;
     assert_eq!(b[39], 0x80);
     b[39] = 0x40;
@@ -574,19 +556,21 @@ fn memset_fill_bytes_and_pe_constants_are_checked() {
     assert_eq!(field_error(b).0, 33);
 }
 
-#[test]
-fn multiply_moving_must_follow_its_load_stationary() {
-    let st = AccessPattern::new(
-        ShortOperand::sbuf(0, 0x200, Dtype::F16).unwrap(),
-        128,
-        &[Dim::new(0, 1), Dim::new(0, 1), Dim::new(-1, 128)],
-    )
-    .unwrap();
-    let ld = NeuronInstr {
+/// A single-pass fp16 LoadStationary of a 128 × 128 tile at SBUF 0x200, its columns walked
+/// backwards (the form real NEFFs use).
+fn fp16_load_stationary() -> NeuronInstr {
+    NeuronInstr {
         opcode: NeuronOpcode::LoadStationary,
         sync: Sync::NONE,
         instr: Instruction::MatmulLoadStationary {
-            stationary: st,
+            stationary: nrt_hal::testkit::ops::ap(
+                MemSpace::Sbuf,
+                0,
+                128,
+                0x200,
+                Dtype::F16,
+                &[Dim::new(0, 1), Dim::new(0, 1), Dim::new(-1, 128)],
+            ),
             reversed: true,
             pass: MatmulPass::Single,
         },
@@ -595,8 +579,11 @@ fn multiply_moving_must_follow_its_load_stationary() {
             tail: PeTail::Trn2,
         },
     }
-    .encode()
-    .unwrap();
+}
+
+#[test]
+fn multiply_moving_must_follow_its_load_stationary() {
+    let ld = fp16_load_stationary().encode().unwrap();
     let mv_ap = AccessPattern::new(
         ShortOperand::sbuf(0, 0, Dtype::F16).unwrap(),
         128,

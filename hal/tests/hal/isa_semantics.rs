@@ -8,12 +8,12 @@ use nrt_hal::isa::{
 };
 use nrt_hal::{AddrOverflow, DeviceAddr, Dtype, EngineKind, SemaphoreId};
 
-fn sbuf(start: u32, parts: u32, offset: u32, dtype: Dtype, n: u16) -> AccessPattern {
-    AccessPattern::contiguous(ShortOperand::sbuf(start, offset, dtype).unwrap(), parts, n).unwrap()
-}
+use nrt_hal::isa::MemSpace::Sbuf;
+use nrt_hal::testkit::ops::{ap, sbuf};
 
+/// `n` f32 elements in each of `parts` partitions from the start of PSUM.
 fn psum(parts: u32, n: u16) -> AccessPattern {
-    AccessPattern::contiguous(ShortOperand::psum(0, 0, Dtype::F32).unwrap(), parts, n).unwrap()
+    nrt_hal::testkit::ops::psum(0, parts, 0, Dtype::F32, n)
 }
 
 /// One instance of each opcode.
@@ -271,11 +271,20 @@ fn pseudo_lowering() {
 }
 
 #[test]
-fn operand_rules() {
+fn operand_rules_accept_one_of_each_opcode() {
     for i in one_of_each() {
         assert_eq!(i.check_operands(), Ok(()), "{i}");
     }
-    let a = sbuf(0, 128, 0, Dtype::Bf16, 128);
+}
+
+/// A bf16 tile of all 128 partitions × 128 elements at the start of SBUF.
+fn full_tile() -> AccessPattern {
+    sbuf(0, 128, 0, Dtype::Bf16, 128)
+}
+
+#[test]
+fn matmul_operand_rules() {
+    let a = full_tile();
     // matmul: dst must be PSUM, moving SBUF, N ≤ 512, M ≤ 128.
     let mm = Instruction::MatmulMoving {
         dst: sbuf(0, 128, 0, Dtype::F32, 128),
@@ -306,7 +315,11 @@ fn operand_rules() {
         stationary: sbuf(0, 128, 0, Dtype::Bf16, 129),
     };
     assert!(ld.check_operands().is_err());
+}
 
+#[test]
+fn elementwise_operand_rules() {
+    let a = full_tile();
     // elementwise shapes must agree.
     let copy = Instruction::TensorCopy {
         out: sbuf(0, 64, 0, Dtype::F32, 128),
@@ -359,18 +372,23 @@ fn operand_rules() {
     let tt = Instruction::TensorTensor {
         op: AluOp::Add,
         out: a,
-        in0: AccessPattern::contiguous(ShortOperand::psum(0, 0, Dtype::Bf16).unwrap(), 128, 128)
-            .unwrap(),
+        in0: nrt_hal::testkit::ops::psum(0, 128, 0, Dtype::Bf16, 128),
         in1: ShortOperand::psum(0, 0x400, Dtype::Bf16).unwrap().into(),
     };
     assert!(tt.check_operands().is_err());
+}
+
+#[test]
+fn reduce_transpose_and_iota_operand_rules() {
     // reduce: output is the kept dims.
-    let input = AccessPattern::new(
-        ShortOperand::sbuf(0, 0, Dtype::F32).unwrap(),
+    let input = ap(
+        Sbuf,
+        0,
         4,
+        0,
+        Dtype::F32,
         &[Dim::new(16, 3), Dim::new(1, 16)],
-    )
-    .unwrap();
+    );
     let reduce = |out, axes| Instruction::TensorReduce {
         op: AluOp::Max,
         out,
@@ -411,12 +429,14 @@ fn operand_rules() {
 
 #[test]
 fn access_pattern_helpers() {
-    let ap = AccessPattern::new(
-        ShortOperand::sbuf(8, 0x100, Dtype::Bf16).unwrap(),
+    let ap = ap(
+        Sbuf,
+        8,
         16,
+        0x100,
+        Dtype::Bf16,
         &[Dim::new(64, 2), Dim::new(2, 3)],
-    )
-    .unwrap();
+    );
     assert_eq!(ap.partition_range(), 8..24);
     assert_eq!(ap.elements_per_partition(), 6);
     assert_eq!(ap.total_elements(), 96);
@@ -429,8 +449,7 @@ fn access_pattern_helpers() {
     assert_eq!(ap.check_bounds(0x18A), Ok(()));
     assert!(ap.check_bounds(0x189).is_err());
     // PSUM partitions are 16 KiB.
-    let p = AccessPattern::contiguous(ShortOperand::psum(0, 0x3FFC, Dtype::F32).unwrap(), 1, 2)
-        .unwrap();
+    let p = nrt_hal::testkit::ops::psum(0, 1, 0x3FFC, Dtype::F32, 2);
     assert_eq!(
         p.check_bounds(MemSpace::PSUM_PARTITION_BYTES),
         Err(ApError::OutOfPartition {

@@ -143,32 +143,18 @@ fn rt(instr: Instruction) -> Instruction {
     back
 }
 
-fn so(space: MemSpace, start: u32, offset: u32, dtype: Dtype) -> ShortOperand {
-    ShortOperand::new(space, start, offset, dtype).unwrap()
-}
+use nrt_hal::testkit::ops::{dims, short as so, tile};
 
+/// The pattern of `parts` partitions from `start`, with free dims from `(step, count)` pairs.
 fn ap(
     space: MemSpace,
     start: u32,
     parts: u32,
     offset: u32,
     dtype: Dtype,
-    dims: &[(i16, u16)],
+    pairs: &[(i16, u16)],
 ) -> AccessPattern {
-    let dims: Vec<Dim> = dims.iter().map(|&(s, c)| Dim::new(s, c)).collect();
-    AccessPattern::new(so(space, start, offset, dtype), parts, &dims).unwrap()
-}
-
-/// `parts` partitions of `n` contiguous elements.
-fn tile(
-    space: MemSpace,
-    start: u32,
-    parts: u32,
-    offset: u32,
-    dtype: Dtype,
-    n: u16,
-) -> AccessPattern {
-    ap(space, start, parts, offset, dtype, &[(1, n)])
+    nrt_hal::testkit::ops::ap(space, start, parts, offset, dtype, &dims(pairs))
 }
 
 use MemSpace::{Psum, Sbuf};
@@ -1130,41 +1116,36 @@ fn integer_copies_are_exact_and_saturate() {
     );
     core.put_int(Sbuf, 0, 64, Dtype::U64, &[-1, 5]); // u64::MAX, 5
     let copy = |out, input| Instruction::TensorCopy { out, input };
-    core.ok(
-        EngineKind::Act,
-        copy(
+    // (engine, out, input): each integer copy of the inputs above.
+    for (engine, out, input) in [
+        (
+            EngineKind::Act,
             tile(Sbuf, 0, 1, 128, Dtype::I32, 4),
             tile(Sbuf, 0, 1, 0, Dtype::I32, 4),
         ),
-    );
-    core.ok(
-        EngineKind::Dve,
-        copy(
+        (
+            EngineKind::Dve,
             tile(Sbuf, 0, 1, 256, Dtype::I8, 4),
             tile(Sbuf, 0, 1, 0, Dtype::I32, 4),
         ),
-    );
-    core.ok(
-        EngineKind::Pool,
-        copy(
+        (
+            EngineKind::Pool,
             tile(Sbuf, 0, 1, 320, Dtype::U64, 2),
             tile(Sbuf, 0, 1, 64, Dtype::U64, 2),
         ),
-    );
-    core.ok(
-        EngineKind::Pool,
-        copy(
+        (
+            EngineKind::Pool,
             tile(Sbuf, 0, 1, 384, Dtype::U8, 4),
             tile(Sbuf, 0, 1, 0, Dtype::I32, 4),
         ),
-    );
-    core.ok(
-        EngineKind::Dve,
-        copy(
+        (
+            EngineKind::Dve,
             tile(Sbuf, 0, 1, 448, Dtype::F32, 4),
             tile(Sbuf, 0, 1, 0, Dtype::I32, 4),
         ),
-    );
+    ] {
+        core.ok(engine, copy(out, input));
+    }
     assert_eq!(
         core.get_int(Sbuf, 0, 128, Dtype::I32, 4),
         [0x7FFF_FFF1, -0x7FFF_FFF1, 300, -3]
@@ -1612,37 +1593,20 @@ fn elementwise_cost_follows_engine_rates() {
 // ---------------------------------------------------------------------------------------------
 // Robustness: arbitrary instructions never panic, and a failed one writes nothing.
 
-fn arb_space() -> impl Strategy<Value = MemSpace> {
-    prop_oneof![Just(Sbuf), Just(Psum)]
-}
+use nrt_hal::testkit::strategies as st;
 
-fn arb_dtype() -> impl Strategy<Value = Dtype> {
-    proptest::sample::select(Dtype::ALL.to_vec())
-}
-
+/// Operands that mostly fit in on-chip memory: offsets below 6000 bytes.
 fn arb_short() -> impl Strategy<Value = ShortOperand> {
-    (arb_space(), 0u32..128, 0u32..6000, arb_dtype())
-        .prop_map(|(s, p, o, d)| ShortOperand::new(s, p, o, d).unwrap())
+    st::short(0..=5999)
 }
 
+/// Small patterns (steps −8..=8, counts 1..=12), so that most instructions reach execution.
 fn arb_ap() -> impl Strategy<Value = AccessPattern> {
-    (
-        arb_short(),
-        1u32..=128,
-        proptest::collection::vec((-8i16..=8, 1u16..=12), 1..=4),
-    )
-        .prop_map(|(base, parts, dims)| {
-            let parts = parts.min(128 - base.start_partition()).max(1);
-            let dims: Vec<Dim> = dims.into_iter().map(|(s, c)| Dim::new(s, c)).collect();
-            AccessPattern::new(base, parts, &dims).unwrap()
-        })
+    st::ap(arb_short(), -8..=8, 1..=12)
 }
 
 fn arb_scalar() -> impl Strategy<Value = ScalarOperand> {
-    prop_oneof![
-        any::<f32>().prop_map(ScalarOperand::Imm),
-        arb_short().prop_map(ScalarOperand::Vector)
-    ]
+    st::scalar(any::<f32>(), arb_short())
 }
 
 /// A partition count and free pattern shared by several operands.
@@ -1665,7 +1629,8 @@ fn place(base: ShortOperand, shape: &(u32, Vec<Dim>)) -> AccessPattern {
     AccessPattern::new(base, parts, &shape.1).unwrap()
 }
 
-/// Instructions whose operands agree in shape, so that most of them execute.
+/// Instructions whose operands agree in shape, so that most of them execute. Longer than the
+/// ~120-line guideline on purpose: one `prop_oneof!` arm per compute instruction.
 fn arb_consistent_instr() -> impl Strategy<Value = Instruction> {
     let alu = proptest::sample::select(AluOp::ALL.to_vec());
     let func = proptest::sample::select(ActivationFunc::ALL.to_vec());

@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use nrt_hal::hal::{QueueStatus, WaitCondition};
 use nrt_hal::isa::{
-    AccessPattern, ActivationFunc, Dim, Instruction, ReduceCmd, ScalarOperand, SemCmp, SemOp,
-    ShortOperand,
+    ActivationFunc, Instruction, ReduceCmd, ScalarOperand, SemCmp, SemOp, ShortOperand,
 };
 use nrt_hal::notify::{DmaFault, ExecFault, Notification, NqError};
 use nrt_hal::target::{Direction, SemWindow};
@@ -118,13 +117,10 @@ fn a_200_000_byte_copy_splits_into_64k_descriptors() {
     assert_eq!(n, 4);
     // The first descriptor carries 64 KiB as length 0, FIRST|LAST, ring id 1.
     let raw = dev.read(q.tx, 0, 16);
-    let len_ctrl = u32::from_le_bytes(raw[0..4].try_into().unwrap());
+    let len_ctrl = nrt_hal::le::u32_at(&raw, 0);
     assert_eq!(len_ctrl, 0x0D00_0000);
     let raw = dev.read(q.tx, 3 * 16, 16);
-    assert_eq!(
-        u32::from_le_bytes(raw[0..4].try_into().unwrap()) & 0xFFFF,
-        3392
-    );
+    assert_eq!(nrt_hal::le::u32_at(&raw, 0) & 0xFFFF, 3392);
     q.start(&dev, n);
     dev.sim.run_until_idle();
     assert_eq!(dev.read(dst, 0, 200_000), data);
@@ -243,6 +239,23 @@ fn only_dma_fault(entries: &[Notification]) -> DmaFault {
     }
 }
 
+/// Stages one hand-made M2M pair in slot 0 of `q`, over one fresh buffer: a TX of `lens.0`
+/// bytes and an RX of `lens.1`, both with ring id `ring`. Returns the counts to kick.
+fn put_one_pair(dev: &Dev, q: &mut Queue, lens: (u32, u32), ring: u8) -> (u32, u32) {
+    let b = dev.alloc(NC0, 4096);
+    let tx = TxDesc::new(
+        u64::from(lens.0),
+        ring,
+        LenCtrlFlags::FIRST | LenCtrlFlags::LAST,
+        TxMeta::M2M,
+        dev.pa(b),
+    )
+    .unwrap();
+    let rx = RxDesc::new(u64::from(lens.1), ring, LenCtrlFlags::empty(), dev.pa(b)).unwrap();
+    q.put(dev, 0, tx, 0, rx);
+    (1, 1)
+}
+
 #[test]
 fn dma_faults_stop_the_queue_and_post_an_error() {
     let cfg = || SimConfig::new(Target::Trn1);
@@ -258,40 +271,14 @@ fn dma_faults_stop_the_queue_and_post_an_error() {
     assert_eq!(st, QueueStatus::Aborted);
     assert_eq!(only_dma_fault(&e), DmaFault::AddressFault);
     // TX and RX lengths differ.
-    let (_, e) = dma_fault(cfg(), |dev, q| {
-        let b = dev.alloc(NC0, 4096);
-        let tx = TxDesc::new(
-            16,
-            1,
-            LenCtrlFlags::FIRST | LenCtrlFlags::LAST,
-            TxMeta::M2M,
-            dev.pa(b),
-        )
-        .unwrap();
-        let rx = RxDesc::new(8, 1, LenCtrlFlags::empty(), dev.pa(b)).unwrap();
-        q.put(dev, 0, tx, 0, rx);
-        (1, 1)
-    });
+    let (_, e) = dma_fault(cfg(), |dev, q| put_one_pair(dev, q, (16, 8), 1));
     assert_eq!(only_dma_fault(&e), DmaFault::LengthMismatch);
     // More pending than the ring holds.
     let (st, e) = dma_fault(cfg(), |_, _| (33, 33));
     assert_eq!(st, QueueStatus::Aborted);
     assert_eq!(only_dma_fault(&e), DmaFault::RingOverrun);
     // A descriptor of the wrong pass (ring id 2 on the first pass, which expects 1).
-    let (_, e) = dma_fault(cfg(), |dev, q| {
-        let b = dev.alloc(NC0, 4096);
-        let tx = TxDesc::new(
-            16,
-            2,
-            LenCtrlFlags::FIRST | LenCtrlFlags::LAST,
-            TxMeta::M2M,
-            dev.pa(b),
-        )
-        .unwrap();
-        let rx = RxDesc::new(16, 2, LenCtrlFlags::empty(), dev.pa(b)).unwrap();
-        q.put(dev, 0, tx, 0, rx);
-        (1, 1)
-    });
+    let (_, e) = dma_fault(cfg(), |dev, q| put_one_pair(dev, q, (16, 16), 2));
     assert_eq!(only_dma_fault(&e), DmaFault::RingIdMismatch);
     // Stale (zeroed) ring memory: nothing staged carries ring id 0 on the first pass.
     let (_, e) = dma_fault(cfg(), |_, _| (2, 2));
@@ -404,19 +391,9 @@ fn run_mlp(dev: &Dev, model: &Mlp, runs: &[(bool, bool)]) -> (Vec<u8>, Vec<Notif
     let act_prog;
     {
         let ap = |p: u32, off: u32, parts: u32, n: u16, dt: Dtype| {
-            AccessPattern::new(
-                ShortOperand::sbuf(p, off, dt).unwrap(),
-                parts,
-                &[Dim::new(1, n)],
-            )
-            .unwrap()
+            nrt_hal::testkit::ops::sbuf(p, parts, off, dt, n)
         };
-        let psum = AccessPattern::new(
-            ShortOperand::psum(0, 0, f32b).unwrap(),
-            M as u32,
-            &[Dim::new(1, N as u16)],
-        )
-        .unwrap();
+        let psum = nrt_hal::testkit::ops::psum(0, M as u32, 0, f32b, N as u16);
         pe_prog = dev.program(
             NC0,
             &[
