@@ -1,7 +1,5 @@
 //! End-to-end tests of the `nrt-emu` command line.
 
-use std::process::Command;
-
 fn nrt_emu(args: &[&str]) -> (bool, String, String) {
     let r = crate::support::nrt_emu(args);
     (r.ok, r.stdout, r.stderr)
@@ -102,15 +100,15 @@ fn run_and_inspect_refuse_non_regular_files_at_once() {
     }
     let dir = std::env::temp_dir().join(format!("nrt-cli-limit-{}", std::process::id()));
     std::fs::write(&dir, vec![0u8; 4096]).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_nrt-emu"))
-        .args(["inspect", dir.to_str().unwrap()])
-        .env("NRT_EMU_MAX_NEFF_FILE_BYTES", "1000")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let out = crate::support::nrt_emu_in(
+        None,
+        &[("NRT_EMU_MAX_NEFF_FILE_BYTES", "1000")],
+        &["inspect", dir.to_str().unwrap()],
+    );
     assert!(
-        !out.status.success() && err.contains("more than the limit of 1000 bytes"),
-        "{err}"
+        !out.ok && out.stderr.contains("more than the limit of 1000 bytes"),
+        "{}",
+        out.stderr
     );
     std::fs::remove_file(&dir).unwrap();
 }

@@ -7,7 +7,7 @@ use crate::support;
 use std::sync::Arc;
 
 use nrt_emu::hal::driver::DriverHal;
-use nrt_emu::hal::{Hal, NcIndex, Target};
+use nrt_emu::hal::{Hal, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
 use nrt_emu::runtime::tensor::TensorSet;
 use nrt_emu::runtime::Runtime;
@@ -69,20 +69,16 @@ fn every_zoo_model_gives_the_same_outputs_over_the_emulated_driver() {
         // cycle count is the same however the host polled.
         assert_eq!(over_driver.cycles, direct.cycles, "{what}: cycles");
         // The backend's own accounting agrees with the device's after unload.
-        for nc in 0..m.target.spec().nc_count {
-            let nc = NcIndex(nc);
-            assert_eq!(
-                hal.memory_usage(nc).unwrap(),
-                sim.memory_usage(nc).unwrap(),
-                "{what}: {nc}"
-            );
-        }
+        assert_eq!(
+            support::core_usage(&*hal),
+            support::core_usage(&*sim),
+            "{what}"
+        );
         // Dropping the backend closes the device: the process's allocations are freed, only
         // device-lifespan notification queues remain.
         drop(hal);
         assert_eq!(drv.open_fds(), 0);
-        for nc in 0..m.target.spec().nc_count {
-            let u = sim.memory_usage(NcIndex(nc)).unwrap();
+        for (nc, u) in support::core_usage(&*sim).iter().enumerate() {
             let nq = u.by_category[nrt_emu::hal::abi::MemAllocCategory::NotificationHost as usize]
                 + u.by_category[nrt_emu::hal::abi::MemAllocCategory::NotificationDevice as usize];
             assert_eq!(u.host_bytes() + u.device_bytes(), nq, "{what}: nc{nc}");

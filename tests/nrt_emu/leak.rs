@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nrt_emu::hal::hal::CoreMemUsage;
-use nrt_emu::hal::{Hal, NcIndex, Target};
+use nrt_emu::hal::{Hal, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
 use nrt_emu::runtime::tensor::Placement;
 use nrt_emu::runtime::{NrtStatus, Runtime};
@@ -44,8 +44,7 @@ struct Snapshot {
 
 fn snapshot(sim: &Sim) -> Snapshot {
     assert_eq!(Target::Trn1.spec().nc_count as usize, CORES);
-    let device =
-        std::array::from_fn(|n| sim.memory_usage(NcIndex(n as u32)).expect("memory_usage"));
+    let device = crate::support::core_usage_array::<CORES>(sim);
     let (heap_bytes, heap_allocs) = crate::alloc_count::live_heap();
     Snapshot {
         heap_bytes,

@@ -19,13 +19,9 @@ fn runtime(sim: &Arc<Sim>, cfg: RuntimeConfig) -> Runtime {
     Runtime::new(sim.clone() as Arc<dyn Hal>, cfg).expect("runtime opens")
 }
 
-/// Bytes of device and host memory in use on every core.
+/// Bytes of device memory and allocations in use, over every core.
 fn in_use(sim: &Sim) -> (u64, u64) {
-    let n = sim.target().spec().nc_count;
-    (0..n).fold((0, 0), |(d, a), c| {
-        let u = sim.memory_usage(NcIndex(c)).unwrap();
-        (d + u.device_bytes(), a + u.allocations)
-    })
+    crate::support::device_bytes_and_allocations(sim)
 }
 
 #[test]
@@ -226,8 +222,7 @@ fn an_lnc2_load_failing_on_core_1_leaves_core_0_clean() {
         let rt = runtime(&sim, RuntimeConfig::default());
         let err = rt.load(&m.neff, 0).unwrap_err();
         assert_eq!(err.status, NrtStatus::Resource, "{err}");
-        for nc in 0..8 {
-            let u = sim.memory_usage(NcIndex(nc)).unwrap();
+        for (nc, u) in crate::support::core_usage(&*sim).iter().enumerate() {
             assert_eq!(
                 (u.device_bytes(), u.allocations),
                 (0, 0),

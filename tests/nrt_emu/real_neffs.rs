@@ -21,6 +21,8 @@ use nrt_emu::sim::{Sim, SimConfig};
 
 use reference::{check_close, uniform, Conv, Ty};
 
+use crate::support::nrt_emu_on;
+
 fn folder() -> Option<PathBuf> {
     let dir = std::env::var_os("NRT_EMU_REAL_NEFFS")
         .map(PathBuf::from)
@@ -381,19 +383,9 @@ fn run_prints_device_time_and_profile_prints_the_summary_keys() {
         return;
     }
     let path = folder().unwrap().join(format!("{name}.neff"));
-    let exe = env!("CARGO_BIN_EXE_nrt-emu");
-    let out = std::process::Command::new(exe)
-        .arg("run")
-        .arg(&path)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let line = stdout
+    let run = nrt_emu_on(&["run"], &path).success("run");
+    let line = run
+        .stdout
         .lines()
         .find(|l| l.starts_with("cycles per iteration: nc0 "))
         .unwrap();
@@ -408,17 +400,8 @@ fn run_prints_device_time_and_profile_prints_the_summary_keys() {
         .unwrap();
     // The device-measured profile of this NEFF: total_time 26.417 µs (within 25%).
     assert!((us / 26.417 - 1.0).abs() < 0.25, "{line}");
-    let out = std::process::Command::new(exe)
-        .args(["profile", "--json"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = nrt_emu_on(&["profile", "--json"], &path).success("profile");
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     for key in [
         "total_time",
         "total_active_time",
@@ -453,12 +436,7 @@ fn disasm_and_inspect_name_real_instructions_and_operands() {
     assert!(pe.contains("; neuron 0x02 multiply_moving"), "{pe}");
     assert!(!pe.contains(".raw"), "every record decodes: {pe}");
     let path = folder().unwrap().join(format!("{TRANSPOSE}.neff"));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_nrt-emu"))
-        .arg("inspect")
-        .arg(&path)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = nrt_emu_on(&["inspect"], &path).stdout;
     assert!(text.contains("neuron encoding"), "{text}");
     assert!(
         text.contains("load_stationary 64, multiply_moving 64"),

@@ -6,8 +6,8 @@
 //!
 //! (The shim's own tests, in `shim/tests/`, check that it leaves ordinary file I/O alone.)
 
+use crate::support::CliRun;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 /// `libnrt_emu_shim.so` beside the `nrt-emu` binary under test, rebuilt first so it is never
 /// stale (`nrt_fixtures::artifact`).
@@ -46,29 +46,19 @@ fn zoo_neffs() -> Vec<(PathBuf, &'static str)> {
     v
 }
 
-fn nrt_emu(args: &[&str], shim: Option<(&Path, &str)>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nrt-emu"));
-    cmd.args(args)
-        .env_remove("NRT_EMU_BACKEND")
-        .env_remove("LD_PRELOAD")
-        .env_remove("NRT_EMU_SHIM_LOG");
-    if let Some((so, target)) = shim {
-        cmd.env("LD_PRELOAD", so).env("NRT_EMU_SHIM_TARGET", target);
-    }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "nrt-emu {args:?} (shim: {}) failed:\n{}\n{}",
-        shim.is_some(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+fn nrt_emu(args: &[&str], shim: Option<(&Path, &str)>) -> CliRun {
+    let so = shim.map(|(so, target)| (so.to_str().expect("UTF-8 path"), target));
+    let env: &[(&str, &str)] = match &so {
+        Some((so, target)) => &[("LD_PRELOAD", so), ("NRT_EMU_SHIM_TARGET", target)],
+        None => &[],
+    };
+    crate::support::nrt_emu_in(None, env, args)
+        .success(&format!("{args:?} (shim: {})", shim.is_some()))
 }
 
 /// `run`'s report without what may differ: the host wall time, and where outputs were written.
-fn report(out: &Output) -> Vec<String> {
-    String::from_utf8_lossy(&out.stdout)
+fn report(out: &CliRun) -> Vec<String> {
+    out.stdout
         .lines()
         .filter(|l| !l.starts_with("host wall time"))
         .map(|l| l.split(" -> ").next().unwrap_or(l).to_owned())
@@ -106,10 +96,7 @@ fn every_zoo_model_runs_identically_on_the_driver_backend_under_the_shim() {
         );
         assert!(!sim.stdout.is_empty());
         if sim.stdout != drv.stdout {
-            let (s, d) = (
-                String::from_utf8_lossy(&sim.stdout),
-                String::from_utf8_lossy(&drv.stdout),
-            );
+            let (s, d) = (&sim.stdout, &drv.stdout);
             let first = s
                 .lines()
                 .zip(d.lines())
@@ -198,12 +185,7 @@ fn without_the_shim_the_driver_backend_reports_the_missing_device() {
         return;
     }
     let neff = nrt_fixtures::fixtures_dir().join("neffs/add.trn1.neff");
-    let out = Command::new(env!("CARGO_BIN_EXE_nrt-emu"))
-        .args(["run", neff.to_str().unwrap(), "--backend", "driver"])
-        .env_remove("LD_PRELOAD")
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("/dev/neuron0"), "{err}");
+    let out = crate::support::nrt_emu(&["run", neff.to_str().unwrap(), "--backend", "driver"]);
+    assert!(!out.ok);
+    assert!(out.stderr.contains("/dev/neuron0"), "{}", out.stderr);
 }

@@ -59,9 +59,25 @@ pub fn check_outputs(m: &ZooModel, inputs: &[Vec<u8>], outs: &TensorSet) {
 /// Memory accounted to each core of the device behind `hal`, in core order.
 pub fn core_usage(hal: &dyn Hal) -> Vec<CoreMemUsage> {
     let cores = hal.device_info().expect("device_info").nc_count;
-    (0..cores)
-        .map(|n| hal.memory_usage(NcIndex(n)).expect("memory_usage"))
-        .collect()
+    (0..cores).map(|n| usage_of(hal, n)).collect()
+}
+
+/// [`core_usage`] of a device with exactly `N` cores, without a heap allocation (for the
+/// leak checks, which count the heap).
+pub fn core_usage_array<const N: usize>(hal: &dyn Hal) -> [CoreMemUsage; N] {
+    assert_eq!(hal.device_info().expect("device_info").nc_count as usize, N);
+    std::array::from_fn(|n| usage_of(hal, n as u32))
+}
+
+/// Bytes of device memory and allocations in use, summed over every core.
+pub fn device_bytes_and_allocations(hal: &dyn Hal) -> (u64, u64) {
+    core_usage(hal).iter().fold((0, 0), |(d, a), u| {
+        (d + u.device_bytes(), a + u.allocations)
+    })
+}
+
+fn usage_of(hal: &dyn Hal, nc: u32) -> CoreMemUsage {
+    hal.memory_usage(NcIndex(nc)).expect("memory_usage")
 }
 
 /// What a run of the `nrt-emu` binary did.
@@ -75,11 +91,23 @@ pub struct CliRun {
     pub stderr: String,
 }
 
+/// What the environment of the test process may carry that would change which backend a run
+/// uses: the runs start without them unless their `env` sets them.
+const BACKEND_ENV: [&str; 4] = [
+    "NRT_EMU_BACKEND",
+    "LD_PRELOAD",
+    "NRT_EMU_SHIM_LOG",
+    "NRT_EMU_SHIM_TARGET",
+];
+
 /// Runs the `nrt-emu` binary cargo built for these tests with `args`, in `dir` (or here), with
-/// `NRT_EMU_BACKEND` unset unless `env` sets it.
+/// the [`BACKEND_ENV`] variables unset unless `env` sets them.
 pub fn nrt_emu_in(dir: Option<&Path>, env: &[(&str, &str)], args: &[&str]) -> CliRun {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_nrt-emu"));
-    cmd.args(args).env_remove("NRT_EMU_BACKEND");
+    cmd.args(args);
+    for k in BACKEND_ENV {
+        cmd.env_remove(k);
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -99,4 +127,22 @@ pub fn nrt_emu_in(dir: Option<&Path>, env: &[(&str, &str)], args: &[&str]) -> Cl
 /// [`nrt_emu_in`] here, with the environment as it is.
 pub fn nrt_emu(args: &[&str]) -> CliRun {
     nrt_emu_in(None, &[], args)
+}
+
+/// [`nrt_emu`] with `file` (a path) as its last argument.
+pub fn nrt_emu_on(args: &[&str], file: &Path) -> CliRun {
+    let file = file.to_str().expect("test paths are UTF-8");
+    nrt_emu(&[args, &[file]].concat())
+}
+
+impl CliRun {
+    /// Panics with both streams unless the run exited with status 0; returns the run.
+    pub fn success(self, what: &str) -> Self {
+        assert!(
+            self.ok,
+            "nrt-emu {what} failed:\n{}\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
 }
