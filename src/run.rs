@@ -15,8 +15,7 @@ use nrt_emu::hal::driver::{device_path, DriverHal, RealSyscalls};
 use nrt_emu::hal::{Dtype, Hal, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
 use nrt_emu::runtime::exec::ExecReport;
-use nrt_emu::runtime::manifest::{npy_bytes, parse_npy, top_manifests};
-use nrt_emu::runtime::neff::{Neff, ParseOptions};
+use nrt_emu::runtime::manifest::{npy_bytes, parse_npy};
 use nrt_emu::runtime::tensor::{Placement, TensorInfo, TensorSet, TensorUsage};
 use nrt_emu::runtime::{Error, ModelId, NrtStatus, Result, Runtime};
 use nrt_emu::sim::values::seeded_input;
@@ -68,9 +67,7 @@ fn failure(msg: impl Into<String>) -> Error {
 
 /// The target the NEFF's kelf file names (`*`, any generation, → trn1).
 pub(crate) fn neff_target(bytes: &[u8]) -> Result<Target> {
-    let neff = Neff::parse(bytes, &ParseOptions::default())?;
-    top_manifests(&neff)?
-        .target()
+    nrt_emu::runtime::neff::target_of(bytes)
         .map(|t| t.unwrap_or(Target::Trn1))
         .map_err(|e| Error::new(e.status, format!("{}; pass --target", e.message)))
 }

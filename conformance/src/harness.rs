@@ -17,8 +17,6 @@ use std::sync::Arc;
 
 use nrt_hal::{Hal, Target};
 use nrt_runtime::config::RuntimeConfig;
-use nrt_runtime::manifest::top_manifests;
-use nrt_runtime::neff::{Neff, ParseOptions};
 use nrt_runtime::tensor::{Placement, TensorInfo, TensorSet, TensorUsage};
 use nrt_runtime::Runtime;
 use nrt_sim::{Sim, SimConfig};
@@ -141,8 +139,7 @@ impl Conformance {
 
 /// The generation a NEFF names (`kelf-N.json` `target`), if it parses and names one.
 pub fn neff_target(neff: &[u8]) -> Option<Target> {
-    let n = Neff::parse(neff, &ParseOptions::default()).ok()?;
-    top_manifests(&n).ok()?.target().ok()?
+    nrt_runtime::neff::target_of(neff).ok().flatten()
 }
 
 /// One input's bytes: [`nrt_sim::values::seeded_input`] for the tensor's name, dtype and size

@@ -462,9 +462,9 @@ impl Rig {
             Direction::Rx => (r.rx, r.rx_count),
         };
         let mut b = [0u8; 16];
-        b[0..4].copy_from_slice(&len_ctrl.to_le_bytes());
-        b[4..8].copy_from_slice(&meta.to_le_bytes());
-        b[8..16].copy_from_slice(&ptr.raw().to_le_bytes());
+        nrt_hal::le::put_u32(&mut b, 0, len_ctrl);
+        nrt_hal::le::put_u32(&mut b, 4, meta);
+        nrt_hal::le::put_u64(&mut b, 8, ptr.raw());
         let _ = sim.copy_to_device(h, u64::from(index % count) * 16, &b);
     }
 

@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use nrt_hal::abi::{self, Ioctl};
 use nrt_hal::driver::{OFlag, Syscalls};
+use nrt_hal::le::{u32_at, u64_at};
 use nrt_hal::{Hal, MemHandle, Target};
 use nrt_kabi::{EmulatedDriver, FD_BASE};
 use nrt_sim::{Sim, SimConfig};
@@ -225,14 +226,6 @@ pub fn user_pointers(cmd: Ioctl) -> Vec<UserPtr> {
     }
 }
 
-fn get_u32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-
-fn get_u64(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
 /// Clamps the size fields of `arg` so no pointee exceeds [`MAX_USER_BUF`], then returns the
 /// pointee sizes, in `ptrs` order.
 pub fn clamp_sizes(arg: &mut [u8], ptrs: &[UserPtr]) -> Vec<usize> {
@@ -241,14 +234,14 @@ pub fn clamp_sizes(arg: &mut [u8], ptrs: &[UserPtr]) -> Vec<usize> {
             PointeeLen::Fixed(n) => n,
             PointeeLen::U32 { at, unit } => {
                 let max = (MAX_USER_BUF / unit) as u32;
-                let v = get_u32(arg, at);
+                let v = u32_at(arg, at);
                 let v = if v > max { v % (max + 1) } else { v };
                 arg[at..at + 4].copy_from_slice(&v.to_le_bytes());
                 v as usize * unit
             }
             PointeeLen::U64 { at, unit } => {
                 let max = (MAX_USER_BUF / unit) as u64;
-                let v = get_u64(arg, at);
+                let v = u64_at(arg, at);
                 let v = if v > max { v % (max + 1) } else { v };
                 arg[at..at + 8].copy_from_slice(&v.to_le_bytes());
                 v as usize * unit
@@ -364,10 +357,10 @@ impl Rig {
                 Ioctl::MemAlloc | Ioctl::MemAllocV2 | Ioctl::MemAllocV2Mt | Ioctl::MemAllocV2Mt64,
             ) => {
                 // The out-pointer is the only pointer; it was a buffer if it is non-null.
-                let p = get_u64(arg, ptrs[0].at);
-                bufs.first().filter(|_| p != 0).map(|b| get_u64(b, 0))
+                let p = u64_at(arg, ptrs[0].at);
+                bufs.first().filter(|_| p != 0).map(|b| u64_at(b, 0))
             }
-            Some(Ioctl::NotificationsInitV2) => Some(get_u64(
+            Some(Ioctl::NotificationsInitV2) => Some(u64_at(
                 arg,
                 offset_of!(abi::NotificationsInitV2, mem_handle),
             )),

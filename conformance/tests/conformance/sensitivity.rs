@@ -46,7 +46,7 @@ impl Mutator {
     fn alter(&self, handle: MemHandle, offset: u64, src: &[u8]) -> Vec<u8> {
         let mut b = src.to_vec();
         let cat = self.categories.lock().unwrap().get(&handle).copied();
-        let tx_meta = |b: &[u8]| u32::from_le_bytes(b[4..8].try_into().unwrap());
+        let tx_meta = |b: &[u8]| nrt_hal::le::u32_at(b, 4);
         let barrier = match (self.mutation, cat) {
             // A whole ring is at least 32 descriptors (512 bytes); the runtime appends pairs to
             // its exec and IO queues in smaller batches.

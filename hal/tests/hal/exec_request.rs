@@ -27,7 +27,7 @@ fn engine_addresses_are_lo_block_then_hi_block() {
     r.set_engine_address(EngineKind::Dve, DeviceAddr::new(0x0000_00DD_4444_4444));
     r.set_engine_address(EngineKind::Sp, DeviceAddr::new(0x0000_00EE_5555_5555));
     let b = r.to_bytes();
-    let w = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+    let w = |o: usize| nrt_hal::le::u32_at(&b, o);
     assert_eq!(w(0x00), 1);
     // lows, PE..SP
     assert_eq!(w(0x04), 0x1111_1111);

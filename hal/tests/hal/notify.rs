@@ -264,10 +264,7 @@ fn reader_follows_writer_across_wraparound() {
             let seq = w.push(&mut q, &completion(next + 1000)).unwrap();
             // slot rule: seq s lives at slot (s - 1) % entries
             let slot = (seq as usize - 1) % 8;
-            assert_eq!(
-                u32::from_le_bytes(q[slot * 32..slot * 32 + 4].try_into().unwrap()),
-                seq
-            );
+            assert_eq!(nrt_hal::le::u32_at(&q, slot * 32), seq);
             next += 1;
         }
         let mut got = Vec::new();
@@ -532,11 +529,8 @@ fn completion_carries_cycles_and_fault_flag() {
     };
     let e = n.encode(5).unwrap();
     let b = e.to_bytes();
-    assert_eq!(u32::from_le_bytes(b[16..20].try_into().unwrap()), 1);
-    assert_eq!(
-        u64::from_le_bytes(b[24..32].try_into().unwrap()),
-        0x1_2345_6789
-    );
+    assert_eq!(nrt_hal::le::u32_at(&b, 16), 1);
+    assert_eq!(nrt_hal::le::u64_at(&b, 24), 0x1_2345_6789);
     assert_eq!(Notification::decode(&e).unwrap(), n);
     let mut bad = e;
     bad.code = 2;

@@ -209,8 +209,8 @@ proptest! {
         prop_assert_eq!(raw, tx.encode());
         prop_assert_eq!(raw.len_ctrl & 0xFFFF, (len % 65536) as u32);
         prop_assert_eq!((raw.len_ctrl >> 24) & 3, u32::from(ring));
-        prop_assert_eq!(u32::from_le_bytes(bytes[4..8].try_into().unwrap()), meta);
-        prop_assert_eq!(u64::from_le_bytes(bytes[8..16].try_into().unwrap()), src);
+        prop_assert_eq!(nrt_hal::le::u32_at(&bytes, 4), meta);
+        prop_assert_eq!(nrt_hal::le::u64_at(&bytes, 8), src);
         let back = TxDesc::decode(&raw).unwrap();
         prop_assert_eq!(back, tx);
         prop_assert_eq!(u64::from(back.len()), len);

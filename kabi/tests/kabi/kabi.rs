@@ -523,7 +523,7 @@ fn a_dma_copy_runs_and_the_polling_wait_sees_it() {
             (n, n, n, n)
         );
         // A memory wait on the copied bytes holds at once; a false one times out.
-        let word = u32::from_le_bytes(data[8..12].try_into().unwrap());
+        let word = nrt_hal::le::u32_at(&data, 8);
         let mem = |cmp, value| WaitCondition::Memory32 {
             handle: dst,
             offset: 8,

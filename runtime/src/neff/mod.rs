@@ -30,6 +30,14 @@ pub use file::read_file;
 pub use header::{payload_hash, swap_md5_words, HashAlgo, NeffHeader, HEADER_SIZE, MAX_NEFF_MAJOR};
 pub use writer::NeffWriter;
 
+/// The generation a NEFF names in its kelf manifest (`None` for `*`, any generation): the one
+/// "target of a NEFF" every caller (the CLI's `run` and `profile`, the conformance harness)
+/// uses. Errors are the parse's or [`TopManifests::target`](crate::manifest::TopManifests::target)'s.
+pub fn target_of(bytes: &[u8]) -> crate::Result<Option<nrt_hal::Target>> {
+    let neff = Neff::parse(bytes, &ParseOptions::default())?;
+    crate::manifest::top_manifests(&neff)?.target()
+}
+
 /// The payload (gzip member + zero tail) is padded to a multiple of this many bytes
 /// (libarchive's default block size, docs/neff.md §3).
 pub const PAYLOAD_BLOCK: usize = 10_240;
