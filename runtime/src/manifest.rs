@@ -575,78 +575,9 @@ impl NeffJson {
     /// graph entry index (entries are numbered node by node: inputs first, then the `__kelf`
     /// node's outputs).
     pub fn io(&self, file: &str) -> Result<NeffIo> {
-        let (k, node) = self
-            .nodes
-            .iter()
-            .enumerate()
-            .find(|(_, n)| n.attrs.func_name.as_deref() == Some("__kelf"))
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "{file}: no __kelf node (no node has attrs.func_name == \"__kelf\")"
-                ))
-            })?;
-        let kelf_file = node
-            .attrs
-            .kelf
-            .clone()
-            .ok_or_else(|| Error::invalid(format!("{file}: nodes[{k}].attrs.kelf: missing")))?;
-        if let Some(n) = node.attrs.num_inputs {
-            if n != node.inputs.len() as u64 {
-                return Err(Error::invalid(format!(
-                    "{file}: nodes[{k}].attrs.num_inputs is {n} but the node has {} inputs",
-                    node.inputs.len()
-                )));
-            }
-        }
-        if let Some(n) = node.attrs.num_outputs {
-            if n != node.output_names.len() as u64 {
-                return Err(Error::invalid(format!(
-                    "{file}: nodes[{k}].attrs.num_outputs is {n} but output_names has {} names",
-                    node.output_names.len()
-                )));
-            }
-        }
-        // First graph-entry id of each node.
-        let mut base = Vec::with_capacity(self.nodes.len());
-        let mut next: u64 = 0;
-        for n in &self.nodes {
-            base.push(next);
-            next = next
-                .checked_add(n.num_outputs())
-                .ok_or_else(|| Error::invalid(format!("{file}: graph entry count overflows")))?;
-        }
-        let decl = |name: &str, entry: u64, what: &str| -> Result<IoDecl> {
-            let idx = usize::try_from(entry).unwrap_or(usize::MAX);
-            let shape = self.shapes.get(idx).ok_or_else(|| {
-                Error::invalid(format!(
-                    "{file}: attrs.shape: no entry {entry} for {what} {name:?} ({} entries)",
-                    self.shapes.len()
-                ))
-            })?;
-            let dt = self.dltypes.get(idx).ok_or_else(|| {
-                Error::invalid(format!(
-                    "{file}: attrs.dltype: no entry {entry} for {what} {name:?} ({} entries)",
-                    self.dltypes.len()
-                ))
-            })?;
-            let dtype = Dtype::from_neff_name(dt).ok_or_else(|| {
-                Error::invalid(format!(
-                    "{file}: attrs.dltype[{entry}]: unknown dtype {dt:?} of {what} {name:?}"
-                ))
-            })?;
-            let size = tensor_bytes(shape, dtype).ok_or_else(|| {
-                Error::invalid(format!(
-                    "{file}: attrs.shape[{entry}]: {what} {name:?} of shape {shape:?} exceeds \
-                     {MAX_BYTES} bytes"
-                ))
-            })?;
-            Ok(IoDecl {
-                name: name.to_string(),
-                dtype,
-                shape: shape.clone(),
-                size,
-            })
-        };
+        let (k, node, kelf_file) = self.kelf_node(file)?;
+        let base = self.entry_bases(file)?;
+        let decl = |name: &str, entry: u64, what: &str| self.decl(file, name, entry, what);
         let mut inputs = Vec::with_capacity(node.inputs.len());
         for (i, e) in node.inputs.iter().enumerate() {
             let src = usize::try_from(e.node)
@@ -696,6 +627,91 @@ impl NeffJson {
             kelf_file,
             inputs,
             outputs,
+        })
+    }
+
+    /// The `__kelf` node: its index, the node, and its `attrs.kelf` file, with its declared
+    /// input and output counts checked.
+    fn kelf_node(&self, file: &str) -> Result<(usize, &GraphNode, String)> {
+        let (k, node) = self
+            .nodes
+            .iter()
+            .enumerate()
+            .find(|(_, n)| n.attrs.func_name.as_deref() == Some("__kelf"))
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "{file}: no __kelf node (no node has attrs.func_name == \"__kelf\")"
+                ))
+            })?;
+        let kelf_file = node
+            .attrs
+            .kelf
+            .clone()
+            .ok_or_else(|| Error::invalid(format!("{file}: nodes[{k}].attrs.kelf: missing")))?;
+        if let Some(n) = node.attrs.num_inputs {
+            if n != node.inputs.len() as u64 {
+                return Err(Error::invalid(format!(
+                    "{file}: nodes[{k}].attrs.num_inputs is {n} but the node has {} inputs",
+                    node.inputs.len()
+                )));
+            }
+        }
+        if let Some(n) = node.attrs.num_outputs {
+            if n != node.output_names.len() as u64 {
+                return Err(Error::invalid(format!(
+                    "{file}: nodes[{k}].attrs.num_outputs is {n} but output_names has {} names",
+                    node.output_names.len()
+                )));
+            }
+        }
+        Ok((k, node, kelf_file))
+    }
+
+    /// The first graph-entry id of each node (entries are numbered node by node).
+    fn entry_bases(&self, file: &str) -> Result<Vec<u64>> {
+        let mut base = Vec::with_capacity(self.nodes.len());
+        let mut next: u64 = 0;
+        for n in &self.nodes {
+            base.push(next);
+            next = next
+                .checked_add(n.num_outputs())
+                .ok_or_else(|| Error::invalid(format!("{file}: graph entry count overflows")))?;
+        }
+        Ok(base)
+    }
+
+    /// The IO tensor `name` (an `input` or `output`, as `what`) at graph entry `entry`, its
+    /// shape and dtype from `attrs`.
+    fn decl(&self, file: &str, name: &str, entry: u64, what: &str) -> Result<IoDecl> {
+        let idx = usize::try_from(entry).unwrap_or(usize::MAX);
+        let shape = self.shapes.get(idx).ok_or_else(|| {
+            Error::invalid(format!(
+                "{file}: attrs.shape: no entry {entry} for {what} {name:?} ({} entries)",
+                self.shapes.len()
+            ))
+        })?;
+        let dt = self.dltypes.get(idx).ok_or_else(|| {
+            Error::invalid(format!(
+                "{file}: attrs.dltype: no entry {entry} for {what} {name:?} ({} entries)",
+                self.dltypes.len()
+            ))
+        })?;
+        let dtype = Dtype::from_neff_name(dt).ok_or_else(|| {
+            Error::invalid(format!(
+                "{file}: attrs.dltype[{entry}]: unknown dtype {dt:?} of {what} {name:?}"
+            ))
+        })?;
+        let size = tensor_bytes(shape, dtype).ok_or_else(|| {
+            Error::invalid(format!(
+                "{file}: attrs.shape[{entry}]: {what} {name:?} of shape {shape:?} exceeds \
+                 {MAX_BYTES} bytes"
+            ))
+        })?;
+        Ok(IoDecl {
+            name: name.to_string(),
+            dtype,
+            shape: shape.clone(),
+            size,
         })
     }
 }

@@ -892,25 +892,9 @@ fn keep_fault_kinds(plan: &mut FaultPlan) {
     }
 }
 
-fn run_phase(
-    name: &'static str,
-    target: Target,
-    async_mode: bool,
-    seed: u64,
-    ops: u64,
-) -> (Stats, FaultPlan) {
-    let mut rng = Rng::new(seed ^ target as u64);
-    let mut plan = fault_plan(&mut rng, target);
-    keep_fault_kinds(&mut plan);
-    eprintln!("[{name}] faults: {plan:?}");
-    let threads_before = thread_count();
-    let sim = Arc::new(Sim::new(SimConfig::new(target).with_faults(plan.clone())));
-    let cfg = RuntimeConfig {
-        exec_timeout: EXEC_TIMEOUT,
-        async_max_inflight: if async_mode { 4 } else { 0 },
-        ..RuntimeConfig::default()
-    };
-    let rt = Runtime::new(sim.clone() as Arc<dyn Hal>, cfg).expect("runtime");
+/// The models a phase of `target` loads and executes; the last one spans every core of a
+/// logical core (lnc2_add on trn2).
+fn phase_cases(target: Target) -> Vec<Arc<Case>> {
     let mut names = vec![
         "add",
         "matmul_bias_relu",
@@ -922,29 +906,17 @@ fn run_phase(
     if target == Target::Trn2 {
         names.push("lnc2_add");
     }
-    let cases: Vec<Arc<Case>> = names.iter().map(|n| Case::new(n, target)).collect();
-    // The settling model spans every core of a logical core (lnc2_add on trn2).
-    let settler = cases.last().expect("cases").clone();
-    settle(&rt, &settler);
-    let usage_before = crate::support::core_usage(&*sim);
-    let board = Arc::new(Board::new(WORKERS));
-    let phase = Phase {
-        rt,
-        sim: sim.clone(),
-        cases,
-        pool: Mutex::new(Vec::new()),
-        board: board.clone(),
-        ops,
-        async_mode,
-        inject_ue: fault_kinds().split(',').any(|x| x.trim() == "ue"),
-    };
-    let dog = spawn_watchdog(board.clone(), name);
-    let started = Instant::now();
-    type Outcome = (Stats, Vec<String>, Vec<TensorSet>);
-    let results: Vec<Outcome> = std::thread::scope(|s| {
+    names.iter().map(|n| Case::new(n, target)).collect()
+}
+
+/// What one worker hands back: its counts, its failures and the output sets it quarantined.
+type Outcome = (Stats, Vec<String>, Vec<TensorSet>);
+
+/// Runs the phase's `WORKERS` workers to completion, each with its own seeded stream.
+fn run_workers(phase: &Phase, seed: u64, target: Target) -> Vec<Outcome> {
+    std::thread::scope(|s| {
         let handles: Vec<_> = (0..WORKERS)
             .map(|w| {
-                let phase = &phase;
                 let rng = Rng::new(seed ^ ((w as u64 + 1) << 32) ^ target as u64);
                 std::thread::Builder::new()
                     .name(format!("stress-w{w}"))
@@ -969,7 +941,47 @@ fn run_phase(
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| panic!("a worker panicked")))
             .collect()
-    });
+    })
+}
+
+fn run_phase(
+    name: &'static str,
+    target: Target,
+    async_mode: bool,
+    seed: u64,
+    ops: u64,
+) -> (Stats, FaultPlan) {
+    let mut rng = Rng::new(seed ^ target as u64);
+    let mut plan = fault_plan(&mut rng, target);
+    keep_fault_kinds(&mut plan);
+    eprintln!("[{name}] faults: {plan:?}");
+    let threads_before = thread_count();
+    let sim = Arc::new(Sim::new(SimConfig::new(target).with_faults(plan.clone())));
+    let cfg = RuntimeConfig {
+        exec_timeout: EXEC_TIMEOUT,
+        async_max_inflight: if async_mode { 4 } else { 0 },
+        ..RuntimeConfig::default()
+    };
+    let rt = Runtime::new(sim.clone() as Arc<dyn Hal>, cfg).expect("runtime");
+    let cases = phase_cases(target);
+    // The settling model spans every core of a logical core (lnc2_add on trn2).
+    let settler = cases.last().expect("cases").clone();
+    settle(&rt, &settler);
+    let usage_before = crate::support::core_usage(&*sim);
+    let board = Arc::new(Board::new(WORKERS));
+    let phase = Phase {
+        rt,
+        sim: sim.clone(),
+        cases,
+        pool: Mutex::new(Vec::new()),
+        board: board.clone(),
+        ops,
+        async_mode,
+        inject_ue: fault_kinds().split(',').any(|x| x.trim() == "ue"),
+    };
+    let dog = spawn_watchdog(board.clone(), name);
+    let started = Instant::now();
+    let results = run_workers(&phase, seed, target);
     board.done.store(true, Ordering::SeqCst);
     dog.join().expect("watchdog");
     let elapsed = started.elapsed();

@@ -51,6 +51,8 @@ fn io(f: &mut fmt::Formatter<'_>, out: &AccessPattern, input: &AccessPattern) ->
 }
 
 impl fmt::Display for Instruction {
+    // Longer than the ~120-line guideline on purpose: the disassembly table, one arm per
+    // instruction printing its operands in encoding order.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mn = self.opcode().mnemonic();
         match self {

@@ -590,6 +590,9 @@ impl Instruction {
     /// input's partitions and the product of the kept dims as elements; `iota`'s pattern
     /// produces exactly `out`'s elements per partition; `transpose` takes `[P ≤ 128, F ≤ 128]`
     /// to `[F, P]`.
+    ///
+    /// Longer than the ~120-line guideline on purpose: it is the table of operand rules, one
+    /// arm per instruction with that instruction's checks, in the order listed above.
     pub fn check_operands(&self) -> Result<(), OperandError> {
         let mn = self.opcode().mnemonic();
         let shape = |what: String| Err(OperandError::Shape { opcode: mn, what });
