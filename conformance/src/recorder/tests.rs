@@ -36,6 +36,12 @@ fn pair(r: &Recorder, tx: MemHandle, rx: MemHandle, slot: u64, src: u64, dst: u6
     r.copy_to_device(rx, slot * 16, &d.to_bytes()).unwrap();
 }
 
+/// Initialises `q` with 32-entry rings at `tx` and `rx`.
+fn init_queue(r: &Recorder, q: QueueRef, tx: MemHandle, rx: MemHandle) {
+    let ring = |handle| RingSpec { handle, count: 32 };
+    r.dma_queue_init(q, ring(tx), ring(rx)).unwrap();
+}
+
 fn pa(r: &Recorder, h: MemHandle) -> u64 {
     r.mem_info(h).unwrap().pa.raw()
 }
@@ -63,18 +69,7 @@ fn static_rings_are_decoded_at_init_and_at_copy_start() {
         .unwrap();
     pair(&r, tx, rx, 3, pa(&r, one), inc.raw(), 4);
     let q = QueueRef::new(NcIndex(0), DmaEngine(1), QueueId(2));
-    r.dma_queue_init(
-        q,
-        RingSpec {
-            handle: tx,
-            count: 32,
-        },
-        RingSpec {
-            handle: rx,
-            count: 32,
-        },
-    )
-    .unwrap();
+    init_queue(&r, q, tx, rx);
     r.dma_queue_copy_start(q, 4, 4).unwrap();
     r.wait(
         &WaitCondition::Semaphore {
@@ -131,18 +126,7 @@ fn a_doorbell_with_nothing_staged_says_so() {
         reserved::HW_EXEC_ENGINE,
         reserved::HW_EXEC_QUEUE,
     );
-    r.dma_queue_init(
-        q,
-        RingSpec {
-            handle: tx,
-            count: 32,
-        },
-        RingSpec {
-            handle: rx,
-            count: 32,
-        },
-    )
-    .unwrap();
+    init_queue(&r, q, tx, rx);
     r.semaphore_increment(NcIndex(0), reserved::INFERENCE_START, 1)
         .unwrap();
     let text = r.take().text();

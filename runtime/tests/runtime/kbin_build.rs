@@ -118,31 +118,6 @@ impl Fixture {
     }
 }
 
-fn neff_json_trn1() -> Value {
-    json!({
-      "nodes": [
-        {"op": "null", "name": "a_vec", "inputs": [], "output_names": ["a_vec"], "is_param": "0"},
-        {"op": "null", "name": "b_vec", "inputs": [], "output_names": ["b_vec"], "is_param": "0"},
-        {"op": "tvm_op", "name": "sg_coreV10",
-         "attrs": {"func_name": "__kelf", "flatten_data": "0", "num_inputs": "2",
-                   "num_outputs": "1", "kelf": "kelf-0.json"},
-         "inputs": [[0, 0, 0], [1, 0, 0]], "output_names": ["out"]}
-      ],
-      "arg_nodes": [0, 1],
-      "heads": [[2, 0, 0]],
-      "node_row_ptr": [0, 1, 2, 3],
-      "attrs": {
-        "shape": ["list_shape", [[128, 1000], [128, 1000], [128, 1000]]],
-        "storage_id": ["list_int", [0, 1, 2]],
-        "dltype": ["list_str", ["float32", "float32", "float32"]]
-      },
-      "metadata": {"signatures": {"default": {
-        "inputs": {"a_vec": {"id": 0, "dtype": "float32", "shape": [128, 1000]},
-                   "b_vec": {"id": 1, "dtype": "float32", "shape": [128, 1000]}},
-        "outputs": {}}}}
-    })
-}
-
 fn def_json_trn1() -> Value {
     json!({
       "var": {
@@ -239,7 +214,10 @@ fn pool_json() -> Value {
 
 fn trn1() -> Fixture {
     let mut json = BTreeMap::new();
-    json.insert("neff.json".into(), neff_json_trn1());
+    json.insert(
+        "neff.json".into(),
+        crate::support::vector_add_neff_json("float32"),
+    );
     json.insert(
         "kelf-0.json".into(),
         json!({"graphs": [{"definition": "sg00/def.json", "name": "sg00"}],

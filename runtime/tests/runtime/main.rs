@@ -5,5 +5,6 @@
 mod kbin_build;
 mod manifest;
 mod neff_container;
+mod support;
 mod tnc;
 mod xu;

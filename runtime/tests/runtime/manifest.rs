@@ -13,28 +13,15 @@ use nrt_runtime::manifest::{
 use nrt_runtime::NrtStatus;
 use serde_json::{json, Value};
 
-const NEFF_JSON_TRN1: &str = r#"{
-  "nodes": [
-    {"op": "null", "name": "a_vec", "inputs": [], "output_names": ["a_vec"], "is_param": "0"},
-    {"op": "null", "name": "b_vec", "inputs": [], "output_names": ["b_vec"], "is_param": "0"},
-    {"op": "tvm_op", "name": "sg_coreV10",
-     "attrs": {"func_name": "__kelf", "flatten_data": "0", "num_inputs": "2",
-               "num_outputs": "1", "kelf": "kelf-0.json"},
-     "inputs": [[0, 0, 0], [1, 0, 0]], "output_names": ["out"]}
-  ],
-  "arg_nodes": [0, 1],
-  "heads": [[2, 0, 0]],
-  "node_row_ptr": [0, 1, 2, 3],
-  "attrs": {
-    "shape": ["list_shape", [[128, 1000], [128, 1000], [128, 1000]]],
-    "storage_id": ["list_int", [0, 1, 2]],
-    "dltype": ["list_str", ["float32", "float16", "float32"]]
-  },
-  "metadata": {"signatures": {"default": {
-    "inputs": {"a_vec": {"id": 0, "dtype": "float32", "shape": [128, 1000]},
-               "b_vec": {"id": 1, "dtype": "float16", "shape": [128, 1000]}},
-    "outputs": {}}}}
-}"#;
+/// The trn1 vector-add `neff.json` with a float16 `b_vec`.
+fn neff_json_trn1_value() -> Value {
+    crate::support::vector_add_neff_json("float16")
+}
+
+/// [`neff_json_trn1_value`] as text.
+fn neff_json_trn1_text() -> String {
+    neff_json_trn1_value().to_string()
+}
 
 const NEFF_JSON_LNC2: &str = r#"{
   "nodes": [
@@ -150,7 +137,7 @@ fn bytes(v: &Value) -> Vec<u8> {
 
 #[test]
 fn neff_json_trn1() {
-    let n = parse_neff_json("neff.json", NEFF_JSON_TRN1.as_bytes()).unwrap();
+    let n = parse_neff_json("neff.json", neff_json_trn1_text().as_bytes()).unwrap();
     assert_eq!(n.nodes.len(), 3);
     assert_eq!(n.nodes[2].attrs.func_name.as_deref(), Some("__kelf"));
     assert_eq!(n.nodes[2].attrs.num_inputs, Some(2));
@@ -202,7 +189,7 @@ fn neff_json_lnc2_duplicate_output() {
 
 #[test]
 fn neff_json_errors() {
-    let mut v: Value = serde_json::from_str(NEFF_JSON_TRN1).unwrap();
+    let mut v = neff_json_trn1_value();
     v["nodes"][2]["attrs"]["func_name"] = json!("tvmgen_default");
     let n = parse_neff_json("neff.json", &bytes(&v)).unwrap();
     let m = err_msg(n.io("neff.json"));
@@ -211,7 +198,7 @@ fn neff_json_errors() {
         "{m}"
     );
 
-    let mut v: Value = serde_json::from_str(NEFF_JSON_TRN1).unwrap();
+    let mut v = neff_json_trn1_value();
     v["nodes"][2]["attrs"]
         .as_object_mut()
         .unwrap()
@@ -222,7 +209,7 @@ fn neff_json_errors() {
         "neff.json: nodes[2].attrs.kelf: missing"
     );
 
-    let mut v: Value = serde_json::from_str(NEFF_JSON_TRN1).unwrap();
+    let mut v = neff_json_trn1_value();
     v["attrs"]["dltype"][1][1] = json!("complex64");
     let n = parse_neff_json("neff.json", &bytes(&v)).unwrap();
     let m = err_msg(n.io("neff.json"));
@@ -231,24 +218,24 @@ fn neff_json_errors() {
         "{m}"
     );
 
-    let mut v: Value = serde_json::from_str(NEFF_JSON_TRN1).unwrap();
+    let mut v = neff_json_trn1_value();
     v["attrs"]["shape"][1] = json!([[128, 1000]]);
     let n = parse_neff_json("neff.json", &bytes(&v)).unwrap();
     let m = err_msg(n.io("neff.json"));
     assert!(m.contains("attrs.shape") && m.contains("b_vec"), "{m}");
 
-    let mut v: Value = serde_json::from_str(NEFF_JSON_TRN1).unwrap();
+    let mut v = neff_json_trn1_value();
     v["nodes"][2]["attrs"]["num_inputs"] = json!("3");
     let n = parse_neff_json("neff.json", &bytes(&v)).unwrap();
     assert!(err_msg(n.io("neff.json")).contains("num_inputs is 3"));
 
-    let mut v: Value = serde_json::from_str(NEFF_JSON_TRN1).unwrap();
+    let mut v = neff_json_trn1_value();
     v["nodes"][2]["inputs"][0] = json!([9, 0, 0]);
     let n = parse_neff_json("neff.json", &bytes(&v)).unwrap();
     assert!(err_msg(n.io("neff.json")).contains("nodes[2].inputs[0]: node 9"));
 
     // Oversized shapes are rejected, not overflowed.
-    let mut v: Value = serde_json::from_str(NEFF_JSON_TRN1).unwrap();
+    let mut v = neff_json_trn1_value();
     v["attrs"]["shape"][1][0] = json!([u64::MAX, u64::MAX]);
     let n = parse_neff_json("neff.json", &bytes(&v)).unwrap();
     assert!(err_msg(n.io("neff.json")).contains("exceeds"));
@@ -518,8 +505,8 @@ fn unknown_keys_are_ignored() {
     sprinkle_unknown_keys(&mut v);
     assert_eq!(parse_engine_json("e", &bytes(&v)).unwrap(), clean);
 
-    let clean = parse_neff_json("n", NEFF_JSON_TRN1.as_bytes()).unwrap();
-    let mut v: Value = serde_json::from_str(NEFF_JSON_TRN1).unwrap();
+    let clean = parse_neff_json("n", neff_json_trn1_text().as_bytes()).unwrap();
+    let mut v = neff_json_trn1_value();
     for n in v["nodes"].as_array_mut().unwrap() {
         sprinkle_unknown_keys(n);
     }
@@ -535,7 +522,7 @@ fn unknown_keys_are_ignored() {
 
 #[test]
 fn other_documents_missing_keys() {
-    let neff: Value = serde_json::from_str(NEFF_JSON_TRN1).unwrap();
+    let neff = neff_json_trn1_value();
     let kelf: Value = serde_json::from_str(KELF_JSON).unwrap();
     let neff_cases: &[(&[&str], &str)] = &[
         (&["nodes"], "neff.json: nodes: missing"),

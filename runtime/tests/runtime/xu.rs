@@ -19,6 +19,19 @@ fn submit_ok(xu: &ExecutionUnit, model: u32) -> Submitted {
     xu.submit(model, ok_stage(0)).expect("submit")
 }
 
+/// Submits a stage for model 1 that is expected to be refused; returns the error and whether
+/// the stage ran anyway.
+fn submit_refused(xu: &ExecutionUnit) -> (Error, bool) {
+    let ran = AtomicBool::new(false);
+    let err = xu
+        .submit(1, |_| {
+            ran.store(true, Ordering::SeqCst);
+            Ok(0)
+        })
+        .unwrap_err();
+    (err, ran.load(Ordering::SeqCst))
+}
+
 fn status_of_err<T: std::fmt::Debug>(r: nrt_runtime::Result<T>) -> NrtStatus {
     r.expect_err("expected an error").status
 }
@@ -54,16 +67,10 @@ fn queue_full_when_capacity_in_flight_then_recovers() {
     let xu = ExecutionUnit::new(1, 4);
     let subs: Vec<Submitted> = (0..4).map(|_| submit_ok(&xu, 1)).collect();
     assert_eq!(xu.in_flight(), 4);
-    let ran = AtomicBool::new(false);
-    let err = xu
-        .submit(1, |_| {
-            ran.store(true, Ordering::SeqCst);
-            Ok(0)
-        })
-        .unwrap_err();
+    let (err, ran) = submit_refused(&xu);
     assert_eq!(err.status, NrtStatus::QueueFull);
     assert_eq!(err.status.code(), 7);
-    assert!(!ran.load(Ordering::SeqCst), "stage ran on a full queue");
+    assert!(!ran, "stage ran on a full queue");
     assert!(!xu.is_poisoned(), "queue full must not poison");
 
     // Completing without retiring does not free a slot.
@@ -245,16 +252,10 @@ fn closed_rejects_with_14() {
     let a = submit_ok(&xu, 1);
     xu.close();
     assert!(xu.is_closed());
-    let ran = AtomicBool::new(false);
-    let err = xu
-        .submit(1, |_| {
-            ran.store(true, Ordering::SeqCst);
-            Ok(0)
-        })
-        .unwrap_err();
+    let (err, ran) = submit_refused(&xu);
     assert_eq!(err.status, NrtStatus::Closed);
     assert_eq!(err.status.code(), 14);
-    assert!(!ran.load(Ordering::SeqCst));
+    assert!(!ran);
     // In-flight work still drains after close; reset does not reopen.
     xu.complete(a.seq_id, NrtStatus::Success).unwrap();
     assert_eq!(xu.retire(), 1);
@@ -318,15 +319,9 @@ fn sequence_space_never_wraps() {
     assert_eq!(seq_index(a.seq_id), SEQ_NUM_MAX - 3);
     assert_eq!(seq_index(b.seq_id), SEQ_NUM_MAX - 2);
     assert_eq!(seq_xu_id(b.seq_id), 7);
-    let ran = AtomicBool::new(false);
-    let err = xu
-        .submit(1, |_| {
-            ran.store(true, Ordering::SeqCst);
-            Ok(0)
-        })
-        .unwrap_err();
+    let (err, ran) = submit_refused(&xu);
     assert_eq!(err.status, NrtStatus::Resource);
-    assert!(!ran.load(Ordering::SeqCst));
+    assert!(!ran);
     assert!(!xu.is_poisoned());
     assert_eq!(xu.last_completed(), None);
     xu.complete(a.seq_id, NrtStatus::Success).unwrap();
