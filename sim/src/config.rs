@@ -10,7 +10,7 @@ use crate::memory::MemoryConfig;
 /// profiles' `neuroncore_cycle_count`). The public record gives clocks and bandwidths (used
 /// through the target tables) but not per-operation overheads; each default is **our choice**,
 /// and two are calibrated against device-measured profiles of real NEFFs (docs/simulator.md
-/// "calibration"):
+/// §7.5, which gives each one's value, measurement and reason):
 ///
 /// | constant | default | how it was chosen |
 /// |---|---|---|

@@ -43,8 +43,9 @@
 //! `tensor_reduce`, `tensor_copy`, `memset` and `act`, and the wait-only records cost
 //! `sync_instruction_cycles`. The device-level constants calibrated against device profiles
 //! of real NEFFs (DMA descriptor overhead, execution start) are documented on
-//! [`TimingConfig`](crate::TimingConfig); the engine constants here were left as they were,
-//! since the profiled NEFFs are DMA-bound and their engine active times agree within 2×.
+//! [`TimingConfig`](crate::TimingConfig) and in docs/simulator.md §7.5; the engine constants
+//! here were left as they were, since the profiled NEFFs are DMA-bound (the transpose's
+//! engine active times agree within 2×; the reasons are in that section).
 //!
 //! All arithmetic saturates, so `cost` is total over any instruction, however malformed.
 //! [`to_device_cycles`] converts engine cycles to the device time base, the SP (sequencer)
