@@ -1,7 +1,10 @@
-//! The PE array's product on whole tiles (gathered into f32 buffers, or — for fp32 operands
-//! laid out in rows — read from and accumulated into on-chip memory in place), through the `matrixmultiply` crate's
-//! single-threaded f32 kernel (deterministic for a given host CPU: the crate picks one kernel
-//! by the CPU's features and packs and sums in a fixed order).
+//! The PE array's product on whole tiles (gathered into f32 buffers, or — for fp32 moving
+//! operands laid out in rows — read from SBUF in place into a host buffer that the caller adds
+//! into PSUM), through the `matrixmultiply` crate's single-threaded f32 kernel (deterministic
+//! for a given host CPU: the crate picks one kernel by the CPU's features and packs and sums in
+//! a fixed order; for `k ≤ 128` every output element is one sum over `k`, whatever `n` or the
+//! column block it falls in, so adding the old PSUM value afterwards rounds exactly as the
+//! kernel's own `β = 1` does).
 
 /// `out[m × n] = sᵀ · x` (or, with `accumulate`, `out += sᵀ · x`: the product summed over
 /// `k`, then added to the old value) where `s` is row-major `k × m` (the stationary operand,
@@ -75,36 +78,38 @@ impl OnChipF32 {
     }
 }
 
-/// `c (+)= sᵀ · b` with `b` (`k × n`) read from `b_bytes` and `c` (`m × n`) written in
-/// `c_bytes`, both fp32 in place (the same kernel and summation order as
-/// [`stationary_t_times_moving`]). Returns `false`, touching nothing, when a matrix does not
-/// fit its bytes or is not 4-byte aligned (the caller then gathers instead).
+/// `c = sᵀ · b` with `b` (`k × n`, fp32) read in place from `b_bytes` and `c` written to the
+/// f32 slice `c`: row `i` at `c[i · c_stride ..][.. n]` (the same kernel and summation order as
+/// [`stationary_t_times_moving`]). The caller adds the result into PSUM itself, so the kernel's
+/// stores go to a contiguous host buffer instead of rows a PSUM partition (16 KiB) apart, which
+/// all fall in the same cache sets. Returns `false`, touching nothing, when `b` does not fit
+/// its bytes or is not 4-byte aligned, or `c` is too short.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn stationary_t_times_onchip(
+pub(super) fn stationary_t_times_onchip_into(
     s: &[f32],
     k: usize,
     m: usize,
     n: usize,
     b_bytes: &[u8],
     b: &OnChipF32,
-    c_bytes: &mut [u8],
-    c: &OnChipF32,
-    accumulate: bool,
+    c: &mut [f32],
+    c_stride: usize,
 ) -> bool {
     if cfg!(target_endian = "big") || k == 0 || m == 0 || n == 0 || s.len() < k * m {
         return false;
     }
-    if !b.fits(b_bytes, k, n) || !c.fits(c_bytes, m, n) {
+    let c_end = (m - 1).checked_mul(c_stride).and_then(|e| e.checked_add(n));
+    if !b.fits(b_bytes, k, n) || n > c_stride || c_end.is_none_or(|e| e > c.len()) {
         return false;
     }
-    // SAFETY: `fits` checked that every element (row < rows, col < cols) of both matrices is
-    // inside its slice and 4-byte aligned, so the f32 pointers address valid, aligned f32s
-    // (any bit pattern is an f32; the host is little-endian like the stored data). `c_bytes`
-    // is borrowed exclusively and is not `b_bytes` (SBUF and PSUM are separate slices), and
-    // `s` is a separate buffer, so nothing aliases the output.
+    // SAFETY: `fits` checked that every element (row < k, col < n) of `b` is inside `b_bytes`
+    // and 4-byte aligned, so the f32 pointer addresses valid, aligned f32s (any bit pattern is
+    // an f32; the host is little-endian like the stored data). Every element (i < m, l < n) of
+    // `c` is at `i · c_stride + l < c_end ≤ c.len()`, and rows do not overlap (`n ≤
+    // c_stride`). `c` is borrowed exclusively and is neither `b_bytes` nor `s`, so nothing
+    // aliases the output.
     unsafe {
         let bp = b_bytes.as_ptr().add(b.first) as *const f32;
-        let cp = c_bytes.as_mut_ptr().add(c.first) as *mut f32;
         matrixmultiply::sgemm(
             m,
             k,
@@ -116,9 +121,9 @@ pub(super) fn stationary_t_times_onchip(
             bp,
             b.row_stride as isize,
             1,
-            if accumulate { 1.0 } else { 0.0 },
-            cp,
-            c.row_stride as isize,
+            0.0,
+            c.as_mut_ptr(),
+            c_stride as isize,
             1,
         );
     }
