@@ -64,15 +64,13 @@ fn printed_checksum(stdout: &str, name: &str) -> String {
 }
 
 fn write_f32_npy(path: &Path, shape: &[u64], data: &[f32]) {
-    let f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut w = npyz::WriteOptions::new()
-        .default_dtype()
-        .shape(shape)
-        .writer(f)
-        .begin_nd()
-        .unwrap();
-    w.extend(data.iter().copied()).unwrap();
-    w.finish().unwrap();
+    let bytes = nrt_emu::runtime::manifest::npy_bytes(
+        nrt_emu::hal::Dtype::F32,
+        shape,
+        &nrt_emu::hal::le::f32_bytes(data),
+    )
+    .unwrap();
+    std::fs::write(path, bytes).unwrap();
 }
 
 /// Deterministic test data with a fractional part, different per `salt`.
@@ -178,17 +176,23 @@ fn trace_writes_chrome_json_with_trace_events() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Runs `add.trn1` with input `name` bound to `file`, which must fail.
+fn add_refuses_input(name: &str, file: &Path) -> Out {
+    let o = run(&[
+        &neff("add.trn1.neff"),
+        "--input",
+        &format!("{name}={}", file.display()),
+    ]);
+    assert!(!o.ok, "add.trn1 ran with --input {name}={}", file.display());
+    o
+}
+
 #[test]
 fn a_mismatched_input_fails_naming_the_tensor_and_file() {
     let dir = scratch("badinput");
     let a = dir.join("a.npy");
     write_f32_npy(&a, &[128, 256], &data(128 * 256, 3));
-    let o = run(&[
-        &neff("add.trn1.neff"),
-        "--input",
-        &format!("a={}", a.display()),
-    ]);
-    assert!(!o.ok);
+    let o = add_refuses_input("a", &a);
     assert!(
         o.stderr.starts_with("nrt-emu: NRT_INVALID(2): "),
         "{}",
@@ -213,12 +217,7 @@ fn a_mismatched_input_fails_naming_the_tensor_and_file() {
         .unwrap();
     w.extend(std::iter::repeat_n(0f64, 128 * 512)).unwrap();
     w.finish().unwrap();
-    let o = run(&[
-        &neff("add.trn1.neff"),
-        "--input",
-        &format!("a={}", a.display()),
-    ]);
-    assert!(!o.ok);
+    let o = add_refuses_input("a", &a);
     assert!(
         o.stderr
             .contains("has dtype <f8, the model expects f32 (<f4)"),
@@ -227,12 +226,7 @@ fn a_mismatched_input_fails_naming_the_tensor_and_file() {
     );
 
     // A tensor the model does not have.
-    let o = run(&[
-        &neff("add.trn1.neff"),
-        "--input",
-        &format!("c={}", a.display()),
-    ]);
-    assert!(!o.ok);
+    let o = add_refuses_input("c", &a);
     assert!(
         o.stderr.contains("the model has no input \"c\""),
         "{}",
