@@ -182,7 +182,15 @@ fn run_start(t: &Tile<'_>, run: &[usize]) -> usize {
     }
 }
 
-fn gather_typed<T: Elem, L: Lane>(bytes: &[u8], pb: usize, t: &Tile<'_>, out: &mut Vec<L>) {
+/// Reads `t`'s elements into `out`, in element order, or — with `memory_order` — each
+/// descending run in ascending memory order instead (its elements reversed).
+fn gather_typed<T: Elem, L: Lane>(
+    bytes: &[u8],
+    pb: usize,
+    t: &Tile<'_>,
+    out: &mut Vec<L>,
+    memory_order: bool,
+) {
     for p in 0..t.parts() {
         let base = (t.start() + p) * pb;
         let part = &bytes[base..base + pb];
@@ -198,7 +206,7 @@ fn gather_typed<T: Elem, L: Lane>(bytes: &[u8], pb: usize, t: &Tile<'_>, out: &m
                     .chunks_exact(T::SIZE)
                     .map(L::load::<T>),
             );
-            if t.descending {
+            if t.descending && !memory_order {
                 // Read forwards, then reverse in place: both loops vectorise, a reversed
                 // iterator over the chunks did not (8% of a full-size conv's host time).
                 out[at..].reverse();
@@ -212,7 +220,15 @@ fn gather<L: Lane>(view: &OnChipView<'_>, t: &Tile<'_>, out: &mut Vec<L>) {
     let (bytes, pb) = mem(view, t.ap.space());
     out.clear();
     out.reserve(t.len());
-    with_elem!(t.ap.dtype(), T => gather_typed::<T, L>(bytes, pb, t, out));
+    with_elem!(t.ap.dtype(), T => gather_typed::<T, L>(bytes, pb, t, out, false));
+}
+
+/// [`gather`], but each descending run in ascending memory order (its elements reversed).
+fn gather_in_memory_order<L: Lane>(view: &OnChipView<'_>, t: &Tile<'_>, out: &mut Vec<L>) {
+    let (bytes, pb) = mem(view, t.ap.space());
+    out.clear();
+    out.reserve(t.len());
+    with_elem!(t.ap.dtype(), T => gather_typed::<T, L>(bytes, pb, t, out, true));
 }
 
 fn scatter_typed<T: Elem, L: Lane>(bytes: &mut [u8], pb: usize, t: &Tile<'_>, vals: &[L]) {
@@ -465,11 +481,17 @@ fn load_stationary(
     st.pass = pass;
     st.ap = *stationary;
     if pass != MatmulPass::Second {
-        gather(view, &t, &mut st.data);
-        if reversed {
-            let m = st.m as usize;
-            for row in st.data.chunks_exact_mut(m.max(1)) {
-                row.reverse();
+        if reversed && t.descending && t.run == t.epp() {
+            // Each partition is one descending run, so its reversed element order is its memory
+            // order: read it forwards (the stationary loads of real NEFFs, `[-1, 128]`).
+            gather_in_memory_order(view, &t, &mut st.data);
+        } else {
+            gather(view, &t, &mut st.data);
+            if reversed {
+                let m = st.m as usize;
+                for row in st.data.chunks_exact_mut(m.max(1)) {
+                    row.reverse();
+                }
             }
         }
     }
