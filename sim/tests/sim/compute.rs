@@ -1555,27 +1555,21 @@ fn elementwise_cost_follows_engine_rates() {
     let c = |i: &Instruction, e, t| compute::cost(i, e, t).0;
     // ACT and trn1 DVE: one element per partition per cycle.
     let base = c(&copy(Dtype::F32, 1), EngineKind::Act, Target::Trn1) - 1;
-    assert_eq!(
-        c(&copy(Dtype::F32, 1024), EngineKind::Act, Target::Trn1),
-        base + 1024
-    );
-    assert_eq!(
-        c(&copy(Dtype::F32, 1024), EngineKind::Dve, Target::Trn1),
-        base + 1024
-    );
-    // trn2 DVE: 4 bf16 or 2 fp32 per partition per cycle.
-    assert_eq!(
-        c(&copy(Dtype::Bf16, 1024), EngineKind::Dve, Target::Trn2),
-        base + 256
-    );
-    assert_eq!(
-        c(&copy(Dtype::F32, 1024), EngineKind::Dve, Target::Trn2),
-        base + 512
-    );
-    assert_eq!(
-        c(&copy(Dtype::F32, 1024), EngineKind::Pool, Target::Trn2),
-        base + 1024
-    );
+    // (dtype, engine, target, cycles of 1024 elements per partition beyond the issue cost);
+    // trn2 DVE streams 4 bf16 or 2 fp32 per partition per cycle.
+    for (dtype, engine, target, cycles) in [
+        (Dtype::F32, EngineKind::Act, Target::Trn1, 1024),
+        (Dtype::F32, EngineKind::Dve, Target::Trn1, 1024),
+        (Dtype::Bf16, EngineKind::Dve, Target::Trn2, 256),
+        (Dtype::F32, EngineKind::Dve, Target::Trn2, 512),
+        (Dtype::F32, EngineKind::Pool, Target::Trn2, 1024),
+    ] {
+        assert_eq!(
+            c(&copy(dtype, 1024), engine, target),
+            base + cycles,
+            "{dtype} on {engine} of {target}"
+        );
+    }
     // Costs are total, even for pseudo-instructions.
     assert_eq!(
         c(
