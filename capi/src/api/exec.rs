@@ -169,6 +169,9 @@ pub fn execute_once(
     }
     let r = rt.execute(m.id, &ins, &outs);
     s.trace.record_exec(s.visible_index(m.vnc), m.id.0, &r);
+    if let Err(e) = &r {
+        crate::api::profile::execution_failed(s, s.visible_index(m.vnc), e);
+    }
     r.map(Some)
 }
 
