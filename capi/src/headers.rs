@@ -29,6 +29,15 @@ pub const HEADERS: &[(&str, &str)] = &[
         include_str!("../include/nrt/nrt_sys_trace.h"),
     ),
     (
+        "nrt/nrt_async_sendrecv.h",
+        include_str!("../include/nrt/nrt_async_sendrecv.h"),
+    ),
+    (
+        "nrt/ndebug_stream.h",
+        include_str!("../include/nrt/ndebug_stream.h"),
+    ),
+    ("nrt/nec.h", include_str!("../include/nrt/nec.h")),
+    (
         "ndl/neuron_driver_shared_tensor_batch_op.h",
         include_str!("../include/ndl/neuron_driver_shared_tensor_batch_op.h"),
     ),

@@ -89,6 +89,8 @@ static THRESHOLD: AtomicU8 = AtomicU8::new(UNSET);
 
 thread_local! {
     static FUNCTION: Cell<&'static str> = const { Cell::new("nrt") };
+    /// Lines this thread emits while [`capture`] runs (instead of writing them).
+    static CAPTURED: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Where a module's lines go.
@@ -225,7 +227,21 @@ pub fn emit(level: Level, module: &str, msg: &str) {
         FUNCTION.with(Cell::get),
         msg,
     );
+    let line = match CAPTURED.with(|c| c.borrow_mut().as_mut().map(|v| v.push(line.clone()))) {
+        Some(()) => return,
+        None => line,
+    };
     write_line(&sink(module), level, &line);
+}
+
+/// Runs `f` and returns, with its result, the lines this thread emitted meanwhile (at the
+/// levels enabled), which are then not written anywhere. For tests that check what a call
+/// logged, independent of other threads and of where lines go.
+pub fn capture<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
+    let previous = CAPTURED.with(|c| c.borrow_mut().replace(Vec::new()));
+    let r = f();
+    let lines = CAPTURED.with(|c| std::mem::replace(&mut *c.borrow_mut(), previous));
+    (r, lines.unwrap_or_default())
 }
 
 /// Writes one line to `sink`: one write per line, so lines from concurrent threads do not

@@ -111,6 +111,16 @@ impl Session {
     }
 }
 
+/// Faults the simulator of the next sessions injects (see [`inject_faults`]).
+static FAULTS: std::sync::Mutex<Option<nrt_sim::FaultPlan>> = std::sync::Mutex::new(None);
+
+/// Makes the simulated device of every later `nrt_init` inject `plan` (`None`: no faults), so
+/// a program's failure paths — a hung engine's timeout, a DMA abort, an HBM error — can be
+/// driven through the C API. The driver backend ignores it.
+pub fn inject_faults(plan: Option<nrt_sim::FaultPlan>) {
+    *FAULTS.lock().unwrap_or_else(|p| p.into_inner()) = plan;
+}
+
 /// An opened device: the HAL, its generation, and the simulator behind it (if it is one).
 pub type OpenDevice = (Arc<dyn Hal>, Target, Option<Arc<Sim>>);
 
@@ -119,7 +129,11 @@ pub fn open_device(choice: DeviceChoice) -> Result<OpenDevice> {
     match choice.backend {
         Backend::Sim => {
             let target = choice.sim_target();
-            let sim = Arc::new(Sim::new(SimConfig::new(target)));
+            let mut cfg = SimConfig::new(target);
+            if let Some(plan) = FAULTS.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+                cfg = cfg.with_faults(plan);
+            }
+            let sim = Arc::new(Sim::new(cfg));
             Ok((sim.clone(), target, Some(sim)))
         }
         Backend::Driver => {

@@ -764,7 +764,7 @@ impl Runtime {
         inputs: &TensorSet,
         outputs: &TensorSet,
     ) -> Result<ExecRequest> {
-        self.submit_async(id, inputs, outputs, false)
+        self.submit_async(id, inputs, outputs, false, true)
     }
 
     /// [`Runtime::execute_async`] that also counts the completion on every output tensor
@@ -775,7 +775,21 @@ impl Runtime {
         inputs: &TensorSet,
         outputs: &TensorSet,
     ) -> Result<ExecRequest> {
-        self.submit_async(id, inputs, outputs, true)
+        self.submit_async(id, inputs, outputs, true, true)
+    }
+
+    /// [`Runtime::execute_async_counted`] that never waits, as the explicit async API
+    /// (`nrta_execute_schedule`) requires: the execution unit's funnel answers
+    /// `NRT_EXEC_UNIT_UNRECOVERABLE` once the unit is poisoned and `NRT_QUEUE_FULL` while it
+    /// holds its capacity of unfinished executions (`NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS`
+    /// when set, else [`crate::exec::REQ_SLOTS`]), docs/runtime.md §4.2.
+    pub fn try_execute_async_counted(
+        &self,
+        id: ModelId,
+        inputs: &TensorSet,
+        outputs: &TensorSet,
+    ) -> Result<ExecRequest> {
+        self.submit_async(id, inputs, outputs, true, false)
     }
 
     fn submit_async(
@@ -784,6 +798,7 @@ impl Runtime {
         inputs: &TensorSet,
         outputs: &TensorSet,
         count: bool,
+        wait: bool,
     ) -> Result<ExecRequest> {
         self.check_open()?;
         let model = self.model(id)?;
@@ -797,12 +812,16 @@ impl Runtime {
         }
         // Another thread may take the slot backpressure saw free (the check and the submit are
         // not one step): a full ring then means wait again, not fail (issue #8).
-        let ticket = loop {
-            self.exec.backpressure(model.vnc)?;
-            match self.exec.submit(&model, inputs, outputs) {
-                Err(e) if e.status == NrtStatus::QueueFull => continue,
-                r => break r?,
+        let ticket = if wait {
+            loop {
+                self.exec.backpressure(model.vnc)?;
+                match self.exec.submit(&model, inputs, outputs) {
+                    Err(e) if e.status == NrtStatus::QueueFull => continue,
+                    r => break r?,
+                }
             }
+        } else {
+            self.exec.submit(&model, inputs, outputs)?
         };
         let req = ExecRequest {
             vnc: model.vnc,

@@ -157,10 +157,16 @@ pub unsafe extern "C" fn nrt_get_vnc_memory_stats(
 pub extern "C" fn nrt_get_hbm_mmap_va(
     device_id: c_int,
     hbm_idx: c_int,
-    _addr: *mut *mut c_void,
-    _size: *mut usize,
+    addr: *mut *mut c_void,
+    size: *mut usize,
 ) -> NrtStatusC {
     guard::status("nrt_get_hbm_mmap_va", || {
+        if addr.is_null() {
+            return Err(ptr::null("addr"));
+        }
+        if size.is_null() {
+            return Err(ptr::null("size"));
+        }
         Err(Error::invalid(format!(
             "mapping HBM region {hbm_idx} of device {device_id} is not supported on this platform (map a tensor with nrt_tensor_get_va)"
         )))
@@ -169,8 +175,11 @@ pub extern "C" fn nrt_get_hbm_mmap_va(
 
 /// `nrt_get_dmabuf_fd`: `NRT_INVALID` (no dma-buf export: nothing here registers memory for
 /// EFA peer-direct).
-pub extern "C" fn nrt_get_dmabuf_fd(va: u64, size: u64, _fd: *mut c_int) -> NrtStatusC {
+pub extern "C" fn nrt_get_dmabuf_fd(va: u64, size: u64, fd: *mut c_int) -> NrtStatusC {
     guard::status("nrt_get_dmabuf_fd", || {
+        if fd.is_null() {
+            return Err(ptr::null("fd"));
+        }
         Err(Error::invalid(format!(
             "no dma-buf can be exported for {size} bytes at {va:#x}: this platform has no EFA peer-direct memory"
         )))
@@ -229,10 +238,19 @@ pub unsafe extern "C" fn nrt_host_device_id_rid_map_get(
 /// `nrt_get_attached_efa_bdf`: `NRT_FAILURE` (no EFA device).
 pub extern "C" fn nrt_get_attached_efa_bdf(
     va: *const c_void,
-    _efa_bdf: *mut c_char,
-    _len: *mut usize,
+    efa_bdf: *mut c_char,
+    len: *mut usize,
 ) -> NrtStatusC {
     guard::status("nrt_get_attached_efa_bdf", || {
+        for (p, arg) in [
+            (va, "va"),
+            (efa_bdf.cast_const().cast(), "efa_bdf"),
+            (len.cast_const().cast(), "len"),
+        ] {
+            if p.is_null() {
+                return Err(ptr::null(arg));
+            }
+        }
         Err(Error::failure(format!(
             "no EFA device is attached to the device holding {va:p}: this platform has none"
         )))

@@ -169,6 +169,9 @@ pub fn execute_once(
     }
     let r = rt.execute(m.id, &ins, &outs);
     s.trace.record_exec(s.visible_index(m.vnc), m.id.0, &r);
+    if let Err(e) = &r {
+        crate::api::profile::execution_failed(s, s.visible_index(m.vnc), e);
+    }
     r.map(Some)
 }
 
@@ -183,8 +186,10 @@ pub extern "C" fn nrt_execute(
     })
 }
 
-/// `nrt_execute_repeat`: `repeat_count` executions in order with the same sets (a NEFF built
-/// for repetition binds its outputs onto its inputs, so each run reads the previous results).
+/// `nrt_execute_repeat`: `repeat_count` executions in order with the same sets. The published
+/// call feeds each run the previous run's outputs for a NEFF compiled for it; how such a NEFF
+/// maps outputs onto inputs is not documented, so nothing is fed back here
+/// (docs/c-api.md §5.4).
 pub extern "C" fn nrt_execute_repeat(
     model: *mut c_void,
     input_set: *const c_void,

@@ -1,6 +1,7 @@
 //! The C entry points, one module per area. Every function here is `extern "C"` with the
 //! header's signature; [`crate::export`] exports it at `NRT_2.0.0`.
 
+pub mod absent;
 pub mod device;
 pub mod exec;
 pub mod lifecycle;

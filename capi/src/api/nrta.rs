@@ -5,7 +5,8 @@
 //! its funnel refuses work once the unit failed (`NRT_EXEC_UNIT_UNRECOVERABLE`) or its ring is
 //! full (`NRT_QUEUE_FULL`), and issues the sequence numbers; the copy itself runs in the
 //! scheduling call, so the request is complete when the call returns. The COMPUTE unit is the
-//! runtime's own execution unit of the core, fed by [`Runtime::execute_async`], whose async
+//! runtime's own execution unit of the core, fed by [`Runtime::try_execute_async_counted`]
+//! (which refuses instead of waiting: `NRT_QUEUE_FULL`, `NRT_EXEC_UNIT_UNRECOVERABLE`), whose async
 //! worker completes the execution; this module harvests those completions in order when it is
 //! asked about them.
 //!
@@ -153,6 +154,7 @@ impl AsyncState {
                         e
                     ));
                     self.fail(p.tracker, public_seq(*id, idx), e.status);
+                    crate::api::profile::execution_failed(s, s.visible_index(p.req.vnc), e);
                 }
                 last_done.insert(*id, idx + 1);
                 list.remove(&idx);
@@ -225,21 +227,24 @@ fn schedule_tensor(
 /// # Safety
 ///
 /// `req_sequence` is NULL or writable.
+#[allow(clippy::too_many_arguments)]
 unsafe fn tensor_request(
     function: &'static str,
-    tensor: *mut c_void,
+    (tensor, arg): (*mut c_void, &str),
+    other: Option<(*mut c_void, &str)>,
     ty: u32,
     queue: c_int,
     err: *mut c_void,
     req_sequence: *mut NrtaSeq,
-    op: impl FnOnce(&Tensor) -> Result<()>,
+    op: impl FnOnce(&Tensor, Option<Tensor>) -> Result<()>,
 ) -> NrtStatusC {
     guard::status(function, || {
         // SAFETY: the caller's contract.
         let out = unsafe { ptr::out(req_sequence, "req_sequence")? };
         session::with(|_, s| {
-            let t = s.tensor(tensor as usize, "tensor")?;
-            *out = schedule_tensor(s, t.vnc(), ty, queue, err as usize, function, || op(&t))?;
+            let t = s.tensor(tensor as usize, arg)?;
+            let o = other.map(|(p, a)| s.tensor(p as usize, a)).transpose()?;
+            *out = schedule_tensor(s, t.vnc(), ty, queue, err as usize, function, || op(&t, o))?;
             Ok(())
         })
     })
@@ -259,16 +264,20 @@ pub unsafe extern "C" fn nrta_tensor_write(
     err: *mut c_void,
     req_sequence: *mut NrtaSeq,
 ) -> NrtStatusC {
+    if buf.is_null() && size > 0 {
+        return guard::status("nrta_tensor_write", || Err(ptr::null("buf")));
+    }
     // SAFETY: the caller's contract covers `buf` and `req_sequence`.
     unsafe {
         tensor_request(
             "nrta_tensor_write",
-            tensor,
+            (tensor, "tensor"),
+            None,
             TENSOR_WRITE,
             queue,
             err,
             req_sequence,
-            |t| t.write(offset, ptr::bytes(buf, size as usize, "buf")?),
+            |t, _| t.write(offset, ptr::bytes(buf, size as usize, "buf")?),
         )
     }
 }
@@ -287,16 +296,20 @@ pub unsafe extern "C" fn nrta_tensor_read(
     err: *mut c_void,
     req_sequence: *mut NrtaSeq,
 ) -> NrtStatusC {
+    if buf.is_null() && size > 0 {
+        return guard::status("nrta_tensor_read", || Err(ptr::null("buf")));
+    }
     // SAFETY: the caller's contract covers `buf` and `req_sequence`.
     unsafe {
         tensor_request(
             "nrta_tensor_read",
-            tensor,
+            (tensor, "tensor"),
+            None,
             TENSOR_READ,
             queue,
             err,
             req_sequence,
-            |t| t.read(offset, ptr::bytes_mut(buf, size as usize, "buf")?),
+            |t, _| t.read(offset, ptr::bytes_mut(buf, size as usize, "buf")?),
         )
     }
 }
@@ -317,22 +330,29 @@ pub unsafe extern "C" fn nrta_tensor_copy(
     err: *mut c_void,
     req_sequence: *mut NrtaSeq,
 ) -> NrtStatusC {
-    let d = session::with(|_, s| s.tensor(dst as usize, "dst"));
     // SAFETY: the caller's contract covers `req_sequence`.
     unsafe {
         tensor_request(
             "nrta_tensor_copy",
-            src,
+            (src, "src"),
+            Some((dst, "dst")),
             TENSOR_OP,
             queue,
             err,
             req_sequence,
-            |t| Tensor::copy(t, src_offset, &d?, dst_offset, size),
+            |t, d| match d {
+                Some(d) => Tensor::copy(t, src_offset, &d, dst_offset, size),
+                None => Err(ptr::null("dst")),
+            },
         )
     }
 }
 
-/// `nrta_execute_schedule`: `queue` must be 0; device tensors only.
+/// `nrta_execute_schedule`: `queue` must be 0; device tensors only. Never waits: while the
+/// core's COMPUTE unit holds `NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS` unfinished requests
+/// (when set; else the unit's ring capacity) the call is `NRT_QUEUE_FULL`, and once an
+/// execution on the unit failed fatally (a timeout or a hardware fault poisons it) every later
+/// call is `NRT_EXEC_UNIT_UNRECOVERABLE` until the core is reset (docs/c-api.md §5.5).
 ///
 /// # Safety
 ///
@@ -355,7 +375,7 @@ pub unsafe extern "C" fn nrta_execute_schedule(
             s.nrta.check_tracker(err as usize, lnc)?;
             let ins = s.tensor_set(input as usize, "input")?;
             let outs = s.tensor_set(output as usize, "output")?;
-            let req = rt.execute_async_counted(m.id, &ins, &outs)?;
+            let req = rt.try_execute_async_counted(m.id, &ins, &outs)?;
             let idx = seq_index(req.seq_id);
             let seq = public_seq(id, idx);
             let mut c = lock(&s.nrta.compute);
@@ -380,27 +400,47 @@ pub unsafe extern "C" fn nrta_execute_schedule(
 
 const NO_CC: &str = "collectives need a collectives fabric between workers; this platform is one simulated device and has none";
 
+/// The first NULL among `args` as `NRT_INVALID` naming it, else `NRT_FAILURE` (no collectives).
+fn no_cc(args: &[(bool, &str)]) -> Result<()> {
+    match args.iter().find(|(null, _)| *null) {
+        Some((_, name)) => Err(ptr::null(name)),
+        None => Err(Error::failure(NO_CC)),
+    }
+}
+
 /// `nrta_cc_prepare`: `NRT_FAILURE` (no collectives fabric).
 pub extern "C" fn nrta_cc_prepare(
-    _comm: *mut c_void,
-    _input: *mut c_void,
-    _output: *mut c_void,
+    comm: *mut c_void,
+    input: *mut c_void,
+    output: *mut c_void,
     _dtype: u32,
     _op: u32,
     _cc_op: u32,
-    _cc_ctx: *mut *mut c_void,
+    cc_ctx: *mut *mut c_void,
 ) -> NrtStatusC {
-    guard::status("nrta_cc_prepare", || Err(Error::failure(NO_CC)))
+    guard::status("nrta_cc_prepare", || {
+        no_cc(&[
+            (comm.is_null(), "comm"),
+            (input.is_null(), "input"),
+            (output.is_null(), "output"),
+            (cc_ctx.is_null(), "cc_ctx"),
+        ])
+    })
 }
 
-/// `nrta_cc_schedule`: `NRT_FAILURE` (no collectives fabric).
+/// `nrta_cc_schedule`: `NRT_FAILURE` (no collectives fabric; `err` may be NULL).
 pub extern "C" fn nrta_cc_schedule(
-    _cc_ctx: *mut *mut c_void,
+    cc_ctx: *mut *mut c_void,
     _queue: c_int,
     _err: *mut c_void,
-    _req_sequence: *mut NrtaSeq,
+    req_sequence: *mut NrtaSeq,
 ) -> NrtStatusC {
-    guard::status("nrta_cc_schedule", || Err(Error::failure(NO_CC)))
+    guard::status("nrta_cc_schedule", || {
+        no_cc(&[
+            (cc_ctx.is_null(), "cc_ctx"),
+            (req_sequence.is_null(), "req_sequence"),
+        ])
+    })
 }
 
 /// `nrta_is_completed`.

@@ -9,6 +9,9 @@
 //!
 //! `NEURON_RT_INSPECT_ENABLE=1` begins an inspect session at `nrt_init` (output in
 //! `NEURON_RT_INSPECT_OUTPUT_DIR`, default `./output`) and ends it at `nrt_close`.
+//! With inspect-on-fail (`NEURON_RT_INSPECT_ON_FAIL=1`, alone or with ENABLE, or the config's
+//! setter) every failed execution writes what was captured so far into
+//! `session_<id>/failure_<n>/` ([`execution_failed`]).
 
 use std::collections::BTreeSet;
 use std::ffi::{c_char, c_int, c_void};
@@ -78,6 +81,8 @@ struct Active {
     model: Option<(usize, String)>,
     continuous: bool,
     saves: u64,
+    /// Failure dumps written in this session (inspect on fail).
+    failures: u64,
     inspect: Option<(InspectConfig, bool)>,
 }
 
@@ -301,6 +306,52 @@ fn begin(s: &Session, cfg: InspectConfig) -> Result<()> {
     Ok(())
 }
 
+fn session_dir(cfg: &InspectConfig) -> PathBuf {
+    PathBuf::from(&cfg.output_dir).join(format!("session_{}", cfg.session_id))
+}
+
+/// Called after an execution failed: with inspect-on-fail on (`NEURON_RT_INSPECT_ON_FAIL=1`
+/// or `nrt_inspect_config_set_enable_inspect_on_fail`), writes what the session captured so
+/// far into `<output_dir>/session_<id>/failure_<n>/`: `device_profile.json` (the device
+/// timeline) and `system_profile.json` (the runtime events), for the activities enabled, and
+/// says where in one ERROR line. The session goes on.
+pub fn execution_failed(s: &Session, vnc: u32, error: &nrt_runtime::Error) {
+    let mut a = s.profile.lock();
+    let Some((cfg, _)) = a.inspect.as_ref().filter(|(c, _)| c.enable_on_fail) else {
+        return;
+    };
+    let cfg = cfg.clone();
+    a.failures += 1;
+    let dir = session_dir(&cfg).join(format!("failure_{}", a.failures));
+    drop(a);
+    let mut written = Vec::new();
+    let mut result = Ok(());
+    if cfg.activities.contains("device_profile") {
+        if let Some(sim) = s.sim.as_deref() {
+            let f = dir.join("device_profile.json");
+            result = result.and(write(&f, &sim.timeline_json()));
+            written.push(f);
+        }
+    }
+    if cfg.activities.contains("system_profile") {
+        let f = dir.join("system_profile.json");
+        result = result.and(write(&f, &s.trace.fetch(&Default::default())));
+        written.push(f);
+    }
+    match result {
+        Ok(()) => crate::log::error(&format!(
+            "inspect on fail: execution on NeuronCore {vnc} failed with {}; wrote {}",
+            error.status.name(),
+            written
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Err(e) => crate::log::error(&format!("inspect on fail: {}", e.message)),
+    }
+}
+
 fn stop(s: &Session) -> Result<()> {
     let mut a = s.profile.lock();
     let Some((cfg, owns_trace)) = a.inspect.take() else {
@@ -308,7 +359,15 @@ fn stop(s: &Session) -> Result<()> {
             "no inspect session is running (nrt_inspect_begin)",
         ));
     };
-    let dir = PathBuf::from(&cfg.output_dir).join(format!("session_{}", cfg.session_id));
+    let dir = session_dir(&cfg);
+    if !cfg.enable_inspect {
+        // Inspect-on-fail only: the dumps were written when executions failed.
+        ProfileState::sync_timeline(&a, s, false).ok();
+        if owns_trace {
+            s.trace.stop();
+        }
+        return Ok(());
+    }
     if cfg.activities.contains("device_profile") {
         if let Some(sim) = s.sim.as_deref() {
             write(&dir.join("device_profile.json"), &sim.timeline_json())?;
@@ -355,10 +414,16 @@ fn env_config() -> InspectConfig {
     c
 }
 
-/// Called by `nrt_init`: `NEURON_RT_INSPECT_ENABLE=1` begins an inspect session.
+/// Called by `nrt_init`: `NEURON_RT_INSPECT_ENABLE=1` begins an inspect session, and so does
+/// `NEURON_RT_INSPECT_ON_FAIL=1` alone (one that writes only when an execution fails).
 pub fn begin_from_env() {
-    if std::env::var("NEURON_RT_INSPECT_ENABLE").is_ok_and(|v| v.trim() == "1") {
-        if let Err(e) = session::with(|_, s| begin(s, env_config())) {
+    let set = |k: &str| std::env::var(k).is_ok_and(|v| v.trim() == "1");
+    if set("NEURON_RT_INSPECT_ENABLE") || set("NEURON_RT_INSPECT_ON_FAIL") {
+        let cfg = InspectConfig {
+            enable_inspect: set("NEURON_RT_INSPECT_ENABLE"),
+            ..env_config()
+        };
+        if let Err(e) = session::with(|_, s| begin(s, cfg)) {
             crate::log::error(&format!("NEURON_RT_INSPECT_ENABLE=1: {}", e.message));
         }
     }
@@ -556,7 +621,7 @@ pub unsafe extern "C" fn nrt_inspect_config_get_all_activity_types(
 ) -> NrtStatusC {
     // SAFETY: forwarded.
     guard::status("nrt_inspect_config_get_all_activity_types", || unsafe {
-        trace::string_list(&ACTIVITIES, activity_types, count)
+        trace::string_list(&ACTIVITIES, activity_types, "activity_types", count)
     })
 }
 
@@ -578,7 +643,7 @@ pub unsafe extern "C" fn nrt_inspect_config_get_enabled_activity_types(
             .filter(|a| c.activities.contains(a))
             .collect();
         // SAFETY: forwarded.
-        unsafe { trace::string_list(&names, activity_types, count) }
+        unsafe { trace::string_list(&names, activity_types, "activity_types", count) }
     })
 }
 

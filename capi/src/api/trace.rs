@@ -208,7 +208,8 @@ fn c_string(s: &str) -> Result<*mut c_char> {
     Ok(p)
 }
 
-/// Hands `names` to the caller as a `malloc`ed array of `malloc`ed strings.
+/// Hands `names` to the caller as a `malloc`ed array of `malloc`ed strings; `arg` is the
+/// list argument's name (for the NULL error).
 ///
 /// # Safety
 ///
@@ -216,10 +217,11 @@ fn c_string(s: &str) -> Result<*mut c_char> {
 pub unsafe fn string_list(
     names: &[&str],
     list: *mut *mut *const c_char,
+    arg: &str,
     count: *mut usize,
 ) -> Result<()> {
     // SAFETY: the caller's contract.
-    let (list, count) = unsafe { (ptr::out(list, "list")?, ptr::out(count, "count")?) };
+    let (list, count) = unsafe { (ptr::out(list, arg)?, ptr::out(count, "count")?) };
     let n = names.len().max(1);
     // SAFETY: calloc has no preconditions; checked for NULL.
     let arr =
@@ -379,7 +381,7 @@ pub unsafe extern "C" fn nrt_sys_trace_get_event_types(
 ) -> NrtStatusC {
     // SAFETY: forwarded.
     guard::status("nrt_sys_trace_get_event_types", || unsafe {
-        string_list(&EVENT_TYPES, event_types, count)
+        string_list(&EVENT_TYPES, event_types, "event_types", count)
     })
 }
 
@@ -418,7 +420,7 @@ pub unsafe extern "C" fn nrt_sys_trace_config_get_enabled_event_types(
             .filter(|t| !c.disabled_types.contains(t))
             .collect();
         // SAFETY: forwarded.
-        unsafe { string_list(&names, event_types, count) }
+        unsafe { string_list(&names, event_types, "event_types", count) }
     })
 }
 

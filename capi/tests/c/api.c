@@ -329,8 +329,13 @@ int main(int argc, char **argv) {
     size_t nerr = 0;
     ST(nrta_error_tracker_get_list(tracker, &errs, &nerr), NRT_SUCCESS);
     CHECK(nerr == 1 && errs[0].error_code == NRT_INVALID && errs[0].seq_id == s4 && NRTA_SEQ_GET_SEQ_NUM(s4) == 2);
-    ST(nrta_cc_prepare(NULL, NULL, NULL, NRT_DTYPE_FLOAT32, NRT_OP_ADD, NRT_CC_ALLREDUCE, NULL), NRT_FAILURE);
-    ST(nrta_cc_schedule(NULL, 0, NULL, NULL), NRT_FAILURE);
+    nrt_cc_comm_t comm = {0};
+    nrt_tensor_list_t tl = {io, 1};
+    nrt_cc_context_t *cc = NULL;
+    ST(nrta_cc_prepare(&comm, &tl, &tl, NRT_DTYPE_FLOAT32, NRT_OP_ADD, NRT_CC_ALLREDUCE, &cc), NRT_FAILURE);
+    ST(nrta_cc_prepare(NULL, &tl, &tl, NRT_DTYPE_FLOAT32, NRT_OP_ADD, NRT_CC_ALLREDUCE, &cc), NRT_INVALID);
+    ST(nrta_cc_schedule(&cc, 0, NULL, &es), NRT_FAILURE);
+    ST(nrta_cc_schedule(NULL, 0, NULL, &es), NRT_INVALID);
     nrta_error_tracker_destroy(tracker);
     ST(nrta_error_tracker_get_list(tracker, &errs, &nerr), NRT_INVALID);
 

@@ -12,6 +12,9 @@
 #include "nrt/nrt_status.h"
 #include "nrt/nrt_sys_trace.h"
 #include "nrt/nrt_version.h"
+#include "nrt/nrt_async_sendrecv.h"
+#include "nrt/ndebug_stream.h"
+#include "nrt/nec.h"
 
 static_assert(sizeof(nrt_tensor_info_t) == 296, "nrt_tensor_info_t");
 static_assert(sizeof(nrta_error_t) == 16, "nrta_error_t");
@@ -34,6 +37,12 @@ int main() {
     check(nrt_tensor_read(t, back, 0, sizeof back) == NRT_SUCCESS && std::memcmp(hello, back, 16) == 0, "read");
     check(nrt_tensor_read(t, nullptr, 0, 4) == NRT_INVALID, "read nullptr");
     check(nrt_get_model_tensor_info(nullptr, nullptr) == NRT_INVALID, "info nullptr");
+    int fd = -1;
+    check(nrt_debug_client_connect(0, &fd) == NRT_FAILURE && fd == -1, "no debug stream");
+    check(nrt_async_sendrecv_init(0) == NRT_FAILURE, "no send/recv");
+    nec_version_info_t nv;
+    check(nec_get_version_info(&nv) == NRT_FAILURE, "no libnccom");
+    check(nec_get_device_count(nullptr, 0) == -1, "nec nullptr");
     nrt_tensor_free(&t);
     check(t == nullptr, "free clears");
     nrt_close();

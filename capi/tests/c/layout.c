@@ -10,6 +10,9 @@
 #include "nrt/nrt_status.h"
 #include "nrt/nrt_sys_trace.h"
 #include "nrt/nrt_version.h"
+#include "nrt/nrt_async_sendrecv.h"
+#include "nrt/ndebug_stream.h"
+#include "nrt/nec.h"
 
 static int failures = 0;
 #define EQ(expr, want)                                                                         \
@@ -125,6 +128,71 @@ int main(void) {
     EQ(NRTA_SEQ_GET_XU_ID(0x0123456789ABCDEFull), 0x0123);
     EQ(RT_VERSION_DETAIL_LEN, 128); EQ(GIT_HASH_LEN, 64);
     EQ(NRT_MAJOR_VERSION, 2); EQ(NRT_MINOR_VERSION, 0);
+
+    /* ndebug_stream.h */
+    EQ(sizeof(ndebug_stream_event_header_t), 64);
+    EQ(offsetof(ndebug_stream_event_header_t, data_size), 0);
+    EQ(offsetof(ndebug_stream_event_header_t, type), 8);
+    EQ(offsetof(ndebug_stream_event_header_t, reserved), 12);
+    EQ(sizeof(ndebug_stream_payload_debug_tensor_read_t), 1024);
+    EQ(offsetof(ndebug_stream_payload_debug_tensor_read_t, prefix), 0);
+    EQ(offsetof(ndebug_stream_payload_debug_tensor_read_t, logical_nc_id), 512);
+    EQ(offsetof(ndebug_stream_payload_debug_tensor_read_t, pipe), 516);
+    EQ(offsetof(ndebug_stream_payload_debug_tensor_read_t, tensor_dtype), 520);
+    EQ(offsetof(ndebug_stream_payload_debug_tensor_read_t, tensor_shape), 536);
+    EQ(offsetof(ndebug_stream_payload_debug_tensor_read_t, tensor_data_size), 600);
+    EQ(offsetof(ndebug_stream_payload_debug_tensor_read_t, reserved0), 608);
+    EQ(offsetof(ndebug_stream_payload_debug_tensor_read_t, tensor_data), 1024);
+    EQ(NDEBUG_STREAM_EVENT_TYPE_INVALID, 0); EQ(NDEBUG_STREAM_EVENT_TYPE_DEBUG_TENSOR_READ, 1);
+    EQ(sizeof(ndebug_stream_event_type_t), 4);
+    /* nec.h: the structs the nec_* functions take, every enum, the constants */
+    EQ(sizeof(nec_version_info_t), 56);
+    EQ(offsetof(nec_version_info_t, major), 0);
+    EQ(offsetof(nec_version_info_t, minor), 8);
+    EQ(offsetof(nec_version_info_t, patch), 16);
+    EQ(offsetof(nec_version_info_t, maintenance), 24);
+    EQ(offsetof(nec_version_info_t, git_hash), 32);
+    EQ(offsetof(nec_version_info_t, compatibility_version), 48);
+    EQ(offsetof(nec_version_info_t, future_fields), 56);
+    EQ(sizeof(enc_host_mem_t), 32);
+    EQ(offsetof(enc_host_mem_t, mem_handle), 0);
+    EQ(offsetof(enc_host_mem_t, va), 8);
+    EQ(offsetof(enc_host_mem_t, pa), 16);
+    EQ(offsetof(enc_host_mem_t, size), 24);
+    EQ(sizeof(enc_host_mem_shared_t), 40);
+    EQ(offsetof(enc_host_mem_shared_t, mem), 0);
+    EQ(offsetof(enc_host_mem_shared_t, refcnt), 32);
+    EQ(sizeof(dma_addr_t), 8);
+    EQ(sizeof(nec_pod_type_t), 4);
+    EQ(BIT_INDEX_TEST_FEATURE, 0); EQ(BIT_INDEX_MULTICORE_FEATURE, 1); EQ(BIT_INDEX_COUNT, 2);
+    EQ(NET_SEND_COMM, 0); EQ(NET_RECV_COMM, 1); EQ(NET_RECV_LISTEN_COMM, 2); EQ(LOCAL_RECV_COMM, 3);
+    EQ(LOCAL_SEND_COMM, 4);
+    EQ(H_COMM_INTRA_ID, 0); EQ(H_COMM_INTER_ID, 1); EQ(H_COMM_MAX_ID, 2);
+    EQ(NEC_POD_TYPE_NONE, 0); EQ(NEC_POD_TYPE_P2P, 1); EQ(NEC_POD_TYPE_SWITCH, 2); EQ(NEC_POD_TYPE_INVALID, 3);
+    EQ(ENC_PATTERN_RING, 0); EQ(ENC_PATTERN_MESH, 1); EQ(ENC_PATTERN_INVALID, 2);
+    EQ(ENC_CONNECTIVITY_MESH, 0); EQ(ENC_CONNECTIVITY_RDH, 1); EQ(ENC_CONNECTIVITY_DEFAULT, 2);
+    EQ(ENC_TOPO_NULL, 0); EQ(ENC_TOPO_4_DEVS_IN_ROW, 1); EQ(ENC_TOPO_4_DEVS_IN_COLUMN, 2);
+    EQ(S0, 0); EQ(S1, 1); EQ(S2, 2); EQ(S3, 3); EQ(SENGS_PER_DIE, 2); EQ(SENGS_PER_MLA, 4);
+    EQ(RING, 0); EQ(KANGARING, 1); EQ(SINGLE_CYCLE_RING, 2); EQ(RDH, 3); EQ(INVALID_METARING, 4);
+    EQ(ENC_ALG_FULL_MESH, 0); EQ(ENC_ALG_GROUPED_MESH, 1); EQ(ENC_ALG_MESH_TRN2, 2); EQ(ENC_ALG_MESH_SWITCH, 3);
+    EQ(ENC_ALG_MESH_INVALID, 4);
+    EQ(NET_TRANSFER, 0); EQ(NET_OP_COMPLETE, 1); EQ(EXEC_COMPLETE, 2);
+    EQ(EVT_SYNC, 0); EQ(EVT_INTRA_GRP_BRDCST, 7); EQ(ENC_COMMON_NUM_EVENT_TYPE, 8); EQ(ENC_MESH_NUM_EVENT_START, 8);
+    EQ(EVT_REDUCE_COPY, 8); EQ(EVT_LOCAL_AND_POD_GRP_BRDCST_2, 13); EQ(ENC_MESH_NUM_EVENT_TYPE, 14);
+    EQ(ENC_A2A_NUM_EVENT_START, 14); EQ(EVT_LOCAL_HNDSHK_1, 14); EQ(EVT_COPY_FROM_HOST, 21);
+    EQ(ENC_A2A_NUM_EVENT_TYPE, 22); EQ(ENC_RDH_NUM_EVENT_START, 22); EQ(EVT_RH_STEP_0, 22); EQ(EVT_RH_STEP_9, 31);
+    EQ(EVT_RDH_LOCAL_HANDSHAKE, 31); EQ(EVT_RDH_AXES_HANDSHAKE, 32); EQ(EVT_RD_STEP_0, 33); EQ(EVT_RD_STEP_6, 39);
+    EQ(EVT_RDH_AXES_HANDSHAKE_2, 40); EQ(EVT_1DEV_RDH_STEP_1, 41); EQ(EVT_1DEV_RDH_STEP_2, 42);
+    EQ(EVT_1DEV_RD_STEP_1, 43); EQ(EVT_1DEV_RD_STEP_2, 44); EQ(EVT_1DEV_RH_STEP_1, 45); EQ(EVT_2DEV_RD_STEP_0, 46);
+    EQ(EVT_2DEV_RD_STEP_4, 50); EQ(EVT_RDH_LOCAL_PEER_HANDSHAKE, 51); EQ(ENC_RDH_NUM_EVENT_TYPE, 52);
+    EQ(NEC_MAX_CHANNELS, 32); EQ(NEC_MAX_NR_CHANNEL_CHUNKS, 32); EQ(NEC_MAX_FOLD_N, 16); EQ(NEC_MAX_COMM_N, 12);
+    EQ(NEC_MAX_NET_BUFFERS, 24); EQ(NEC_CACHE_LINE_SIZE, 128); EQ(NEC_NET_CONNECTOR_RANK + 10, 9);
+    EQ(NEC_NET_MLA_DEV + 10, 9); EQ(NEC_POD_MLA_DEV + 10, 8); EQ(NEC_UNKNOWN_RANK + 10, 7);
+    EQ(NEC_UNKNOWN_MLA_DEV + 10, 7); EQ(NEC_HIER_CC_PIPELINE_STAGE_N, 3); EQ(NCCL_NET_NEURON_MAX_REQUESTS, 128);
+    EQ(NEC_MAX_STREAM_N, 4); EQ(NEC_KANGARING_MAX_NUM_RANKS, 256); EQ(KANGARING_NUM_SENG_PER_DEV, 4);
+    EQ(KANGARING_NUM_TPB_PER_DEV, 8); EQ(KANGARING_MAX_SECONDARIES, 3); EQ(ENC_MESH_MAX_NUM_EVENTS, 64);
+    EQ(ENC_MAX_OP_TYPES, 13); EQ(ENC_MAX_MESH_SUBTYPES, 20); EQ(ENC_MESH_MAX_NUM_DEVICES, 128);
+    EQ(ENC_PROXY_HISTOGRAM_OUTPUT_PATH_LENGTH_MAX, 128); EQ(KiB, 1024); EQ(MiB, 1048576); EQ(GiB, 1073741824);
 
     if (failures) {
         printf("%d mismatches\n", failures);

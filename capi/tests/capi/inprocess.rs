@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use nrt::api::{lifecycle, model, set, tensor};
 
 /// The session is process-wide: these tests take turns.
-static SERIAL: Mutex<()> = Mutex::new(());
+pub static SERIAL: Mutex<()> = Mutex::new(());
 
 fn neff() -> Vec<u8> {
     std::fs::read(crate::support::neff("add.trn2.neff")).unwrap()

@@ -2,7 +2,9 @@
 //! installed prefix, `nm -D`) and in process (the Rust entry points).
 
 mod exports;
+mod faults;
 mod inprocess;
+mod nulls;
 mod programs;
 mod support;
 mod zoo;
