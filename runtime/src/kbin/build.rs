@@ -407,12 +407,14 @@ impl<S: MemberSource> SubgraphCtx<'_, S> {
                 v.name
             ))
         })?;
-        let data = if member.ends_with(".npy") {
-            manifest::parse_npy(&member, bytes)
+        // One copy of a `.npy` constant's elements; a raw member is shared as it is.
+        let data: Arc<[u8]> = if member.ends_with(".npy") {
+            manifest::npy_data_shared(&member, bytes)
                 .map_err(|e| e.context(format_args!("{}: var.{}", self.def_path, v.name)))?
-                .data
         } else {
-            bytes.to_vec()
+            self.src
+                .member_shared(&member)
+                .unwrap_or_else(|| Arc::from(bytes))
         };
         if data.len() as u64 != size {
             return Err(self.def_err(format_args!(
@@ -423,7 +425,7 @@ impl<S: MemberSource> SubgraphCtx<'_, S> {
         }
         Ok(VarKind::File {
             file_name: member,
-            data: Arc::from(data),
+            data,
         })
     }
 
