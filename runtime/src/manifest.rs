@@ -1390,15 +1390,18 @@ pub fn parse_npy(file: &str, bytes: &[u8]) -> Result<NpyConstant> {
     })
 }
 
-/// The element bytes [`parse_npy`] decodes, in one shared buffer: a single copy of the stored
-/// bytes when they already are little-endian C order (the common case, and what a load of a
-/// large constant does), [`parse_npy`]'s conversion otherwise. Same checks, same errors.
-pub fn npy_data_shared(file: &str, bytes: &[u8]) -> Result<std::sync::Arc<[u8]>> {
+/// Where in `bytes` the elements [`parse_npy`] would decode lie, when they need no conversion
+/// (little-endian, C order: the common case, and a large constant's): `Some(range)`, so the
+/// caller can use the stored bytes in place. `None` when [`parse_npy`] must convert them. Same
+/// checks, same errors as [`parse_npy`].
+pub fn npy_data_range(file: &str, bytes: &[u8]) -> Result<Option<std::ops::Range<usize>>> {
     let p = npy_parts(file, bytes)?;
-    if p.is_plain() {
-        return Ok(std::sync::Arc::from(p.data));
+    if !p.is_plain() {
+        return Ok(None);
     }
-    Ok(std::sync::Arc::from(parse_npy(file, bytes)?.data))
+    // `p.data` is a subslice of `bytes`.
+    let start = p.data.as_ptr() as usize - bytes.as_ptr() as usize;
+    Ok(Some(start..start + p.data.len()))
 }
 
 /// A `.npy` file (npyz's writer) holding `data` — little-endian elements of `dtype`, C order —
