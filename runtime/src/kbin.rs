@@ -20,13 +20,13 @@ pub mod build;
 /// its own buffer otherwise. Reads as the `[u8]` of the window.
 #[derive(Clone)]
 pub struct SharedBytes {
-    buf: Arc<[u8]>,
+    buf: Arc<Vec<u8>>,
     range: std::ops::Range<usize>,
 }
 
 impl SharedBytes {
     /// Bytes `range` of `buf`, or `None` if the range is not inside it.
-    pub fn window(buf: Arc<[u8]>, range: std::ops::Range<usize>) -> Option<SharedBytes> {
+    pub fn window(buf: Arc<Vec<u8>>, range: std::ops::Range<usize>) -> Option<SharedBytes> {
         buf.get(range.clone())?;
         Some(SharedBytes { buf, range })
     }
@@ -36,7 +36,7 @@ impl From<Vec<u8>> for SharedBytes {
     fn from(v: Vec<u8>) -> Self {
         let range = 0..v.len();
         SharedBytes {
-            buf: Arc::from(v),
+            buf: Arc::new(v),
             range,
         }
     }
@@ -45,7 +45,7 @@ impl From<Vec<u8>> for SharedBytes {
 impl From<&[u8]> for SharedBytes {
     fn from(v: &[u8]) -> Self {
         SharedBytes {
-            buf: Arc::from(v),
+            buf: Arc::new(v.to_vec()),
             range: 0..v.len(),
         }
     }

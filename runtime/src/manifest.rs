@@ -43,7 +43,7 @@ pub trait MemberSource {
 
     /// Member `path`'s bytes as a shared buffer, when the source holds them as one (a parsed
     /// NEFF does), so a consumer keeping the whole member needs no copy. `None` by default.
-    fn member_shared(&self, path: &str) -> Option<std::sync::Arc<[u8]>> {
+    fn member_shared(&self, path: &str) -> Option<std::sync::Arc<Vec<u8>>> {
         let _ = path;
         None
     }
@@ -53,7 +53,7 @@ impl<S: MemberSource + ?Sized> MemberSource for &S {
     fn member(&self, path: &str) -> Option<&[u8]> {
         (**self).member(path)
     }
-    fn member_shared(&self, path: &str) -> Option<std::sync::Arc<[u8]>> {
+    fn member_shared(&self, path: &str) -> Option<std::sync::Arc<Vec<u8>>> {
         (**self).member_shared(path)
     }
 }

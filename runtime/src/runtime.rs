@@ -78,7 +78,7 @@ impl MemberSource for Neff {
     fn member(&self, path: &str) -> Option<&[u8]> {
         Neff::member(self, path)
     }
-    fn member_shared(&self, path: &str) -> Option<Arc<[u8]>> {
+    fn member_shared(&self, path: &str) -> Option<Arc<Vec<u8>>> {
         self.member_arc(path).cloned()
     }
 }

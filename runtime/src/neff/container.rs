@@ -73,7 +73,7 @@ impl ParseOptions {
 pub struct Neff {
     /// The decoded header.
     pub header: NeffHeader,
-    members: BTreeMap<String, Arc<[u8]>>,
+    members: BTreeMap<String, Arc<Vec<u8>>>,
     order: Vec<String>,
     hash_verified: Option<bool>,
 }
@@ -162,11 +162,11 @@ impl Neff {
 
     /// A member's bytes; a leading `./` on `path` is ignored.
     pub fn member(&self, path: &str) -> Option<&[u8]> {
-        self.member_arc(path).map(|a| &**a)
+        self.member_arc(path).map(|a| a.as_slice())
     }
 
     /// A member's shared buffer (cheap to clone into a cache); a leading `./` is ignored.
-    pub fn member_arc(&self, path: &str) -> Option<&Arc<[u8]>> {
+    pub fn member_arc(&self, path: &str) -> Option<&Arc<Vec<u8>>> {
         let mut p = path;
         while let Some(rest) = p.strip_prefix("./") {
             p = rest;
@@ -178,7 +178,7 @@ impl Neff {
     pub fn members(&self) -> impl Iterator<Item = (&str, &[u8])> + '_ {
         self.order
             .iter()
-            .filter_map(|n| self.members.get(n).map(|b| (n.as_str(), &**b)))
+            .filter_map(|n| self.members.get(n).map(|b| (n.as_str(), b.as_slice())))
     }
 
     /// How many members the archive holds (directory entries not counted).
@@ -307,7 +307,7 @@ fn truncated(at: u64, what: &str) -> Error {
 /// allocator's zeroed path, which for a large member is fresh pages that cost host memory only
 /// as the inflater writes them, so a member that declares more than the stream holds costs
 /// address space, not memory, until the truncation is found.
-fn read_data(r: &mut Stream<'_>, limits: &Limits, size: u64, name: &str) -> Result<Arc<[u8]>> {
+fn read_data(r: &mut Stream<'_>, limits: &Limits, size: u64, name: &str) -> Result<Arc<Vec<u8>>> {
     let size = usize::try_from(size).map_err(|_| {
         Error::resource(format!(
             "tar member {name:?} is {size} bytes, too large for this host"
@@ -318,7 +318,9 @@ fn read_data(r: &mut Stream<'_>, limits: &Limits, size: u64, name: &str) -> Resu
             "cannot allocate {size} bytes for tar member {name:?}"
         ))
     })?;
-    let data = Arc::get_mut(&mut buf).expect("a fresh Arc is unique");
+    let data = Arc::get_mut(&mut buf)
+        .expect("a fresh Arc is unique")
+        .as_mut_slice();
     let got = read_full(r, limits, data)?;
     if got < size {
         return Err(truncated(
@@ -330,15 +332,13 @@ fn read_data(r: &mut Stream<'_>, limits: &Limits, size: u64, name: &str) -> Resu
 }
 
 /// A zero-filled shared buffer of `size` bytes, or `None` if the host cannot provide it.
-fn zeroed_member(size: usize) -> Option<Arc<[u8]>> {
-    // `Arc::new_zeroed_slice` aborts on allocation failure; ask the allocator first so that an
-    // impossible size is a clear error (the probe reserves address space only and is released
-    // at once).
+fn zeroed_member(size: usize) -> Option<Arc<Vec<u8>>> {
+    // `vec![0; n]` aborts on allocation failure; ask the allocator first so that an impossible
+    // size is a clear error (the probe reserves address space only and is released at once).
     Vec::<u8>::new().try_reserve_exact(size).ok()?;
-    let zeroed: Arc<[std::mem::MaybeUninit<u8>]> = Arc::new_zeroed_slice(size);
-    // SAFETY: every byte of the slice was zeroed by the allocation, and 0 is a valid `u8`, so
-    // the slice is initialised.
-    Some(unsafe { zeroed.assume_init() })
+    // `vec![0; n]` takes the allocator's zeroed path (`calloc`), which serves a large block
+    // with fresh pages: nothing is written until the inflater writes it.
+    Some(Arc::new(vec![0u8; size]))
 }
 
 /// Skips `n` bytes of the stream (entry padding, ignored directory data).
@@ -407,7 +407,7 @@ fn normalise_name(raw: &[u8], at: u64) -> Result<String> {
     Ok(parts.join("/"))
 }
 
-type Members = (BTreeMap<String, Arc<[u8]>>, Vec<String>);
+type Members = (BTreeMap<String, Arc<Vec<u8>>>, Vec<String>);
 
 /// Gunzips one member from `payload`, checks the zero tail, and walks the tar inside.
 fn unpack(payload: &[u8], limits: &Limits) -> Result<Members> {
