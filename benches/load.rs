@@ -1,6 +1,10 @@
 //! Loading a NEFF that carries 256 MiB of weights to READY on the simulator, side by side with
-//! the floor of the same work — gunzip the payload, hash it, copy the weights once — in the same
-//! run. Goal: load ≤ 1.3 × the floor. The closing line `ratio: …` is measured directly.
+//! the floor of the same work — gunzip the payload, MD5 it, copy the weights once, one after the
+//! other on one thread — in the same run. The load checks the hash (`NEURON_RT_VALIDATE_HASH`
+//! on), so both do the same work; the runtime overlaps the hash with the inflate on a second
+//! thread and inflates straight into the member buffers. Goal (issue 15): load ≤ 1.0 × the
+//! floor, stretch 0.8 ×. The closing `ratio:` line is measured directly, with the load without
+//! the hash check next to it.
 
 use std::hint::black_box;
 use std::io::Read;
@@ -49,9 +53,13 @@ fn big_neff() -> Vec<u8> {
     .to_neff()
 }
 
-fn load_once(neff: &[u8]) -> (Arc<Sim>, Runtime) {
+fn load_once(neff: &[u8], validate_hash: bool) -> (Arc<Sim>, Runtime) {
     let sim = Arc::new(Sim::new(SimConfig::new(Target::Trn1)));
-    let rt = Runtime::new(sim.clone() as Arc<dyn Hal>, RuntimeConfig::default()).unwrap();
+    let cfg = RuntimeConfig {
+        validate_hash,
+        ..RuntimeConfig::default()
+    };
+    let rt = Runtime::new(sim.clone() as Arc<dyn Hal>, cfg).unwrap();
     rt.load(neff, 0).unwrap();
     (sim, rt)
 }
@@ -76,26 +84,32 @@ fn bench(c: &mut Criterion) {
     g.measurement_time(Duration::from_secs(20));
     g.throughput(Throughput::Bytes(WEIGHTS as u64));
     g.bench_function("runtime_load_to_ready", |b| {
-        b.iter_batched(|| (), |_| load_once(&neff), BatchSize::PerIteration)
+        b.iter_batched(|| (), |_| load_once(&neff, true), BatchSize::PerIteration)
     });
     g.bench_function("gunzip_hash_copy", |b| b.iter(|| floor(&neff, &mut dst)));
     g.finish();
     let mut load = Duration::MAX;
+    let mut unhashed = Duration::MAX;
     let mut base = Duration::MAX;
     for _ in 0..3 {
-        let t = Instant::now();
-        let kept = load_once(&neff);
-        load = load.min(t.elapsed());
-        drop(kept);
+        for (hash, best) in [(true, &mut load), (false, &mut unhashed)] {
+            let t = Instant::now();
+            let kept = load_once(&neff, hash);
+            *best = (*best).min(t.elapsed());
+            drop(kept);
+        }
         let t = Instant::now();
         floor(&neff, &mut dst);
         base = base.min(t.elapsed());
     }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
-        "load_256mib ratio: load {:.0} ms vs gunzip+hash+copy {:.0} ms = {:.2}x",
-        load.as_secs_f64() * 1e3,
-        base.as_secs_f64() * 1e3,
-        load.as_secs_f64() / base.as_secs_f64()
+        "load_256mib ratio: load to READY with the hash check {:.0} ms vs serial gunzip+MD5+copy {:.0} ms = {:.2}x (goal <= 1.0x, stretch 0.8x); without the hash check {:.0} ms = {:.2}x",
+        ms(load),
+        ms(base),
+        load.as_secs_f64() / base.as_secs_f64(),
+        ms(unhashed),
+        unhashed.as_secs_f64() / base.as_secs_f64()
     );
 }
 

@@ -15,6 +15,67 @@ use nrt_hal::{Dtype, EngineKind, Target};
 
 pub mod build;
 
+/// Bytes that are a window of a shared buffer: a `file` var's data, which for a raw member or a
+/// little-endian C-order `.npy` is the member's own inflated buffer (no copy at load), and is
+/// its own buffer otherwise. Reads as the `[u8]` of the window.
+#[derive(Clone)]
+pub struct SharedBytes {
+    buf: Arc<Vec<u8>>,
+    range: std::ops::Range<usize>,
+}
+
+impl SharedBytes {
+    /// Bytes `range` of `buf`, or `None` if the range is not inside it.
+    pub fn window(buf: Arc<Vec<u8>>, range: std::ops::Range<usize>) -> Option<SharedBytes> {
+        buf.get(range.clone())?;
+        Some(SharedBytes { buf, range })
+    }
+}
+
+impl From<Vec<u8>> for SharedBytes {
+    fn from(v: Vec<u8>) -> Self {
+        let range = 0..v.len();
+        SharedBytes {
+            buf: Arc::new(v),
+            range,
+        }
+    }
+}
+
+impl From<&[u8]> for SharedBytes {
+    fn from(v: &[u8]) -> Self {
+        SharedBytes {
+            buf: Arc::new(v.to_vec()),
+            range: 0..v.len(),
+        }
+    }
+}
+
+impl std::ops::Deref for SharedBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.buf[self.range.clone()]
+    }
+}
+
+impl AsRef<[u8]> for SharedBytes {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+impl PartialEq for SharedBytes {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for SharedBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
 /// The `target` of `kelf-N.json`: a generation, or `*` (any).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KelfTarget {
@@ -69,8 +130,8 @@ pub enum VarKind {
     File {
         /// The member it came from.
         file_name: String,
-        /// The bytes (exactly `size` long).
-        data: Arc<[u8]>,
+        /// The bytes (exactly `size` long), usually a window of the NEFF member's own buffer.
+        data: SharedBytes,
     },
     /// `tmp-buf`: private HBM scratch.
     TmpBuf,

@@ -40,11 +40,21 @@ pub const MAX_BYTES: u64 = 1 << 40;
 pub trait MemberSource {
     /// The bytes of member `path`, if present.
     fn member(&self, path: &str) -> Option<&[u8]>;
+
+    /// Member `path`'s bytes as a shared buffer, when the source holds them as one (a parsed
+    /// NEFF does), so a consumer keeping the whole member needs no copy. `None` by default.
+    fn member_shared(&self, path: &str) -> Option<std::sync::Arc<Vec<u8>>> {
+        let _ = path;
+        None
+    }
 }
 
 impl<S: MemberSource + ?Sized> MemberSource for &S {
     fn member(&self, path: &str) -> Option<&[u8]> {
         (**self).member(path)
+    }
+    fn member_shared(&self, path: &str) -> Option<std::sync::Arc<Vec<u8>>> {
+        (**self).member_shared(path)
     }
 }
 
@@ -1315,10 +1325,24 @@ fn npy_shape_precheck(bytes: &[u8]) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// Decodes a `.npy` file (`file` names it in error messages): the element bytes,
-/// little-endian, in C order. Big-endian files are byte-swapped and Fortran-order files
-/// reordered; structured dtypes are rejected.
-pub fn parse_npy(file: &str, bytes: &[u8]) -> Result<NpyConstant> {
+/// A checked `.npy` file: its element type and header, and the element bytes as stored.
+struct NpyParts<'a> {
+    ty: npyz::TypeStr,
+    item: usize,
+    shape: Vec<u64>,
+    order: npyz::Order,
+    data: &'a [u8],
+}
+
+impl NpyParts<'_> {
+    /// Whether the stored bytes already are little-endian elements in C order.
+    fn is_plain(&self) -> bool {
+        (self.ty.endianness() != npyz::Endianness::Big || self.item == 1)
+            && (self.order != npyz::Order::Fortran || self.shape.len() <= 1)
+    }
+}
+
+fn npy_parts<'a>(file: &str, bytes: &'a [u8]) -> Result<NpyParts<'a>> {
     let bad = |what: String| Error::invalid(format!("{file}: {what}"));
     npy_shape_precheck(bytes).map_err(bad)?;
     let mut rest = bytes;
@@ -1352,20 +1376,48 @@ pub fn parse_npy(file: &str, bytes: &[u8]) -> Result<NpyConstant> {
             rest.len()
         )));
     }
-    let mut data = rest[..nbytes].to_vec();
-    if ty.endianness() == npyz::Endianness::Big && item > 1 {
-        for e in data.chunks_exact_mut(item) {
+    Ok(NpyParts {
+        order: header.order(),
+        ty,
+        item,
+        shape,
+        data: &rest[..nbytes],
+    })
+}
+
+/// Decodes a `.npy` file (`file` names it in error messages): the element bytes,
+/// little-endian, in C order. Big-endian files are byte-swapped and Fortran-order files
+/// reordered; structured dtypes are rejected.
+pub fn parse_npy(file: &str, bytes: &[u8]) -> Result<NpyConstant> {
+    let p = npy_parts(file, bytes)?;
+    let mut data = p.data.to_vec();
+    if p.ty.endianness() == npyz::Endianness::Big && p.item > 1 {
+        for e in data.chunks_exact_mut(p.item) {
             e.reverse();
         }
     }
-    if header.order() == npyz::Order::Fortran && shape.len() > 1 {
-        data = fortran_to_c(&data, &shape, item);
+    if p.order == npyz::Order::Fortran && p.shape.len() > 1 {
+        data = fortran_to_c(&data, &p.shape, p.item);
     }
     Ok(NpyConstant {
-        descr: ty.to_string(),
-        shape,
+        descr: p.ty.to_string(),
+        shape: p.shape,
         data,
     })
+}
+
+/// Where in `bytes` the elements [`parse_npy`] would decode lie, when they need no conversion
+/// (little-endian, C order: the common case, and a large constant's): `Some(range)`, so the
+/// caller can use the stored bytes in place. `None` when [`parse_npy`] must convert them. Same
+/// checks, same errors as [`parse_npy`].
+pub fn npy_data_range(file: &str, bytes: &[u8]) -> Result<Option<std::ops::Range<usize>>> {
+    let p = npy_parts(file, bytes)?;
+    if !p.is_plain() {
+        return Ok(None);
+    }
+    // `p.data` is a subslice of `bytes`.
+    let start = p.data.as_ptr() as usize - bytes.as_ptr() as usize;
+    Ok(Some(start..start + p.data.len()))
 }
 
 /// A `.npy` file (npyz's writer) holding `data` — little-endian elements of `dtype`, C order —

@@ -78,6 +78,9 @@ impl MemberSource for Neff {
     fn member(&self, path: &str) -> Option<&[u8]> {
         Neff::member(self, path)
     }
+    fn member_shared(&self, path: &str) -> Option<Arc<Vec<u8>>> {
+        self.member_arc(path).cloned()
+    }
 }
 
 /// A model handle (`H_NN`).

@@ -212,6 +212,13 @@ impl Sim {
             .map_err(|e| check::invalid("read_sbuf", e.to_string()))
     }
 
+    /// Host bytes committed to the on-chip memory (SBUF and PSUM) of every core: only pages
+    /// written since creation or a core's reset count (docs/simulator.md §2.4); `None` where the
+    /// host cannot tell.
+    pub fn onchip_committed_bytes(&self) -> Option<u64> {
+        self.lock().mem.onchip_committed_bytes()
+    }
+
     fn condition_holds(d: &mut Device, cond: &WaitCondition) -> HalResult<bool> {
         cond.holds(|probe| match probe {
             Probe::Semaphore { nc, sem } => Ok(d.sem_read(nc, sem) as u32),

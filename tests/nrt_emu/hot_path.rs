@@ -3,8 +3,11 @@
 //!
 //! - makes no heap allocation on the submitting thread (a counting global allocator that counts
 //!   per thread proves it), and
-//! - talks to the device only through memory copies and reads plus exactly one doorbell
-//!   (`semaphore_increment`) per core of the model (a counting HAL decorator proves it),
+//! - talks to the device only through memory copies plus exactly one doorbell
+//!   (`semaphore_increment`) per core of the model, with no device read at all while fewer
+//!   executions are in flight than the core has request slots (the completion count is tracked,
+//!   not read per submit), and at most one copy per ring written plus the request (a counting
+//!   HAL decorator proves it),
 //!
 //! while every execution still computes the model's reference.
 
@@ -304,19 +307,17 @@ fn doorbell_once(name: &str, target: Target, cores: usize) {
         assert_eq!(whole.get("dma_queue_copy_start"), 0, "{whole:?}");
         for (method, n) in calls.nonzero() {
             assert!(
-                matches!(
-                    method,
-                    "semaphore_increment" | "copy_to_device" | "semaphore_read"
-                ),
+                matches!(method, "semaphore_increment" | "copy_to_device"),
                 "the submit called {method} {n} times: {calls:?}"
             );
         }
-        assert_eq!(
-            calls.get("semaphore_read"),
-            cores as u64,
-            "one completion-count read per core: {calls:?}"
+        // Per core: the request slot, the IO queue's TX and RX rings, the exec queue's TX and RX
+        // rings — one copy each, or two for a ring whose append wraps.
+        let copies = calls.get("copy_to_device");
+        assert!(
+            (5 * cores as u64..=9 * cores as u64).contains(&copies),
+            "{copies} copies for {cores} cores: {calls:?}"
         );
-        assert!(calls.get("copy_to_device") > 0, "{calls:?}");
         // Every warm submit of the same sets makes the same calls.
         match first {
             None => first = Some(calls),
@@ -368,4 +369,40 @@ fn pipelined_async_submits_allocate_nothing_on_the_submitting_thread() {
         allocating.is_empty(),
         "(submit index, allocations): {allocating:?}"
     );
+}
+
+/// The submit tracks the core's completion count instead of reading it each time: over many
+/// pipelined submits it reads the count only when the last value read says every request slot
+/// may be taken (about once per 64 − in-flight submits), and every execution still runs right.
+#[test]
+fn pipelined_submits_read_the_completion_count_only_when_the_request_slots_look_full() {
+    let m = zoo::build("add", Target::Trn1).unwrap();
+    let sim = Arc::new(Sim::new(SimConfig::new(Target::Trn1)));
+    let hal = Arc::new(CountingHal::new(sim as Arc<dyn Hal>));
+    let rt = Runtime::new(hal.clone() as Arc<dyn Hal>, async_cfg(4)).unwrap();
+    let (id, ins, outs) = warm(&rt, &m);
+    let inputs = prepare(&m, &ins, &outs, 3000);
+    let n = 2000u64;
+    let mut reqs = std::collections::VecDeque::with_capacity(8);
+    let (_, calls) = hal.record(|| {
+        for _ in 0..n {
+            if reqs.len() >= 4 {
+                rt.wait(reqs.pop_front().unwrap(), WAIT).unwrap();
+            }
+            reqs.push_back(rt.execute_async(id, &ins, &outs).unwrap());
+        }
+        while let Some(r) = reqs.pop_front() {
+            rt.wait(r, WAIT).unwrap();
+        }
+    });
+    check(&m, &inputs, &outs, "after the pipelined submits");
+    let reads = calls.get("semaphore_read");
+    println!("add.trn1: {n} pipelined submits, 4 in flight: {reads} completion-count reads");
+    assert!(
+        reads >= 1,
+        "the request-slot check never refreshed: {calls:?}"
+    );
+    assert!(reads <= n / 32, "{reads} reads in {n} submits: {calls:?}");
+    assert_eq!(calls.get("semaphore_increment"), n, "{calls:?}");
+    rt.unload(id).unwrap();
 }

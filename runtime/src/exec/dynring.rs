@@ -65,6 +65,14 @@ impl Cache {
         }
     }
 
+    /// Whether [`Cache::get`] of `key` would miss with a full cache and find no entry to evict
+    /// when `completed` executions have retired: the caller then reads a fresher count.
+    pub fn needs_eviction(&self, key: &[u64], completed: u64) -> bool {
+        self.entries.len() >= CACHE_ENTRIES
+            && !self.entries.iter().any(|e| &e.key[..e.key_len] == key)
+            && !self.entries.iter().any(|e| e.last_exec < completed)
+    }
+
     /// The entry for the IO addresses `key`, building it on a miss. `resolve` maps every var of
     /// the queue's pairs to an address. `completed` is the core's count of retired executions:
     /// only entries no in-flight execution may still use are evicted.

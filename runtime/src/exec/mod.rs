@@ -22,6 +22,12 @@
 //!    slot, and four pairs go to the hardware exec queue: request copy (56 B), request-load
 //!    event poke, and the IO queue's RX and TX tail increments, the last marked end-of-block.
 //!    The vcore's ticket is the first core's dense `compute_idx`.
+//!
+//!    What is the same for every execution of a model on a core — the IO pairs' register
+//!    addresses, the request bytes for each flag combination, the trigger pairs' destinations —
+//!    is precomputed ([`template`]); the stage patches only the resolved rings' addresses, the
+//!    slot and the ring-id phase, and writes each ring's new pairs with one copy. It reads the
+//!    core's completion count only when the value it last read would refuse the execution.
 //! 3. **Doorbell** — after every core is staged: one `INFERENCE_START` increment per core.
 //! 4. **Complete** — wait for each core's `COMPLETION` semaphore to reach the ticket (bounded by
 //!    `NEURON_RT_EXEC_TIMEOUT`), harvest the core's notification queue, map its entries to a
@@ -34,23 +40,25 @@
 pub mod dynring;
 pub mod handoff;
 pub mod ring;
+pub mod template;
 pub mod ticket;
 pub mod worker;
 
 use std::collections::BTreeMap;
 
 use nrt_hal::abi::NqType;
-use nrt_hal::exec_request::{DeviceExecRequest, RequestBuffer, REQUEST_BUFFER_SIZE};
+use nrt_hal::exec_request::REQUEST_BUFFER_SIZE;
 use nrt_hal::hal::{AllocRequest, MemLocation, NotificationQueue, NqRequest};
 use nrt_hal::notify::{Notification, NqError, NqReader, NQ_ENTRY_SIZE};
-use nrt_hal::target::{reserved, seq, Direction, QueueReg};
-use nrt_hal::{DeviceAddr, EngineKind, Hal, MemHandle, NcIndex, QueueRef, Target};
+use nrt_hal::target::reserved;
+use nrt_hal::{DeviceAddr, Hal, MemHandle, NcIndex, QueueRef, Target};
 
 use crate::error::{Error, Result};
 use crate::load::stage::{CoreModel, IO_QUEUE};
 use crate::status::NrtStatus;
 use crate::tensor::TensorSet;
 use ring::HostRing;
+use template::TriggerAddrs;
 
 /// Descriptors in each core's hardware exec queue (4 per execution).
 pub const EXEC_RING: u32 = 1024;
@@ -88,6 +96,11 @@ pub struct CoreExec {
     io_ring: HostRing,
     page: MemHandle,
     page_pa: DeviceAddr,
+    triggers: TriggerAddrs,
+    /// The core's `COMPLETION` count as last read: a lower bound of the executions retired
+    /// (the count only grows until the core is reset, which replaces this state). Re-read only
+    /// when a decision needs a fresher value (see [`CoreExec::stage`]).
+    completed_seen: u64,
     last_config: Option<([u8; 32], [u8; 32])>,
     nq: NotificationQueue,
     shadow: Vec<u8>,
@@ -116,6 +129,7 @@ impl CoreExec {
         })?;
         let done = || -> Result<CoreExec> {
             let page_pa = hal.mem_info(page)?.pa;
+            let triggers = TriggerAddrs::new(target, nc)?;
             let mut w = [0u8; 8];
             w[0..4].copy_from_slice(&nrt_hal::target::udma_regs::Q_SW_CTRL_RESET.to_le_bytes());
             w[4..8].copy_from_slice(&1u32.to_le_bytes());
@@ -160,6 +174,8 @@ impl CoreExec {
                 io_ring,
                 page,
                 page_pa,
+                triggers,
+                completed_seen: 0,
                 last_config: None,
                 shadow: vec![0; nq.size as usize],
                 nq,
@@ -187,9 +203,23 @@ impl CoreExec {
         DeviceAddr::new(self.page_pa.raw() + off)
     }
 
+    /// The core's retired-execution count, read from its `COMPLETION` semaphore.
+    fn read_completed(&mut self, hal: &dyn Hal) -> Result<u64> {
+        let c = hal.semaphore_read(self.nc, reserved::COMPLETION)?.max(0) as u64;
+        self.completed_seen = self.completed_seen.max(c);
+        Ok(self.completed_seen)
+    }
+
     /// Stages one execution of `core` (bind + stage of the module docs) as execution `index`
     /// of this core: the ticket [`ticket::ComputeReqGuard::issue`] hands out, which advances
     /// only if this succeeds.
+    ///
+    /// What does not change between executions comes from the model's
+    /// [`template::SubmitTemplate`] and this core's [`TriggerAddrs`]. The completion count is
+    /// read from the device only when the last value read would refuse the execution (all
+    /// [`REQ_SLOTS`] request slots look taken) or would leave a full dynamic-ring cache
+    /// nothing to evict; otherwise the submit makes no device read at all. (`target` is no
+    /// longer needed here: the template holds every address it gave.)
     #[allow(clippy::too_many_arguments)]
     pub fn stage(
         &mut self,
@@ -203,21 +233,20 @@ impl CoreExec {
         model_switch: bool,
         skip_config: bool,
     ) -> Result<()> {
+        let _ = target;
         self.io_ring.discard();
         self.exec_ring.discard();
-        let completed = hal.semaphore_read(self.nc, reserved::COMPLETION)?.max(0) as u64;
-        if index >= completed + REQ_SLOTS {
+        if index >= self.completed_seen + REQ_SLOTS
+            && index >= self.read_completed(hal)? + REQ_SLOTS
+        {
             return Err(Error::new(
                 NrtStatus::QueueFull,
                 format!("{}: {REQ_SLOTS} executions already staged", self.nc),
             ));
         }
         // ---- bind: IO-queue swap descriptors ----
-        let needed: u32 = core
-            .queues
-            .iter()
-            .map(|q| if q.dynamic { 8 } else { 2 })
-            .sum();
+        let tpl = &core.submit;
+        let needed = tpl.swaps;
         if needed > MAX_SWAP_PAIRS {
             return Err(Error::resource(format!(
                 "{}: an execution needs {needed} IO-queue descriptors, at most {MAX_SWAP_PAIRS}",
@@ -225,11 +254,10 @@ impl CoreExec {
             )));
         }
         let reset = self.word(WORD_RESET);
-        let mut swaps = 0u32;
         let mut dyn_i = 0;
         let resolve = |v: u32| core.var_pa.get(&v).copied().or_else(|| io_pa(v));
-        for q in &core.queues {
-            if q.dynamic {
+        for (q, t) in core.queues.iter().zip(&tpl.queues) {
+            if let (true, Some(regs)) = (q.dynamic, &t.regs) {
                 let mut key = [0u64; dynring::MAX_KEY];
                 let n = q.io_vars.len().min(dynring::MAX_KEY);
                 for (k, &var) in key.iter_mut().zip(&q.io_vars) {
@@ -241,82 +269,40 @@ impl CoreExec {
                     .get_mut(dyn_i)
                     .ok_or_else(|| Error::failure("dynamic ring cache missing"))?;
                 dyn_i += 1;
+                let completed = if cache.needs_eviction(&key[..n], self.completed_seen) {
+                    self.read_completed(hal)?
+                } else {
+                    self.completed_seen
+                };
                 let e = cache.get(hal, self.nc, q, &key[..n], &resolve, index, completed)?;
                 let w = e.words_pa.raw();
-                for (dir, lo, hi) in [
-                    (
-                        Direction::Tx,
-                        dynring::words::TX_BASE_LO,
-                        dynring::words::TX_BASE_HI,
-                    ),
-                    (
-                        Direction::Rx,
-                        dynring::words::RX_BASE_LO,
-                        dynring::words::RX_BASE_HI,
-                    ),
-                ] {
-                    for (reg, off) in [
-                        (QueueReg::BaseLow, lo),
-                        (QueueReg::BaseHigh, hi),
-                        (QueueReg::Length, dynring::words::LEN),
-                    ] {
-                        let dst = reg_addr(target, q.queue, dir, reg)?;
-                        self.io_ring
-                            .push(hal, DeviceAddr::new(w + off), dst, 4, false)?;
-                        swaps += 1;
-                    }
+                for &(dst, off) in regs {
+                    self.io_ring
+                        .push(hal, DeviceAddr::new(w + off), dst, 4, false)?;
                 }
             }
-            for dir in [Direction::Rx, Direction::Tx] {
-                let dst = reg_addr(target, q.queue, dir, QueueReg::SwCtrl)?;
+            for &dst in &t.rewind {
                 self.io_ring.push(hal, reset, dst, 4, false)?;
-                swaps += 1;
             }
         }
-        debug_assert_eq!(swaps, needed);
         // ---- the request ----
         let (reload, tables) = match (skip_config, self.last_config) {
             (true, Some((f, t))) => (f != config.0, t != config.1),
             _ => (true, true),
         };
         self.last_config = Some(config);
-        let mut req = DeviceExecRequest::new(model_switch, reload, tables);
-        for e in EngineKind::ALL {
-            if let Some(a) = core.engine_addr[e.index()] {
-                req.set_engine_address(e, a);
-            }
-        }
-        let buf = RequestBuffer {
-            request: req,
-            cc_dma_increment: 0,
-        };
         let slot = SLOTS_AT + (index % REQ_SLOTS) * SLOT_BYTES;
-        let mut bytes = [0u8; REQUEST_BUFFER_SIZE + 4];
-        bytes[..REQUEST_BUFFER_SIZE].copy_from_slice(&buf.to_bytes());
-        bytes[REQUEST_BUFFER_SIZE..].copy_from_slice(&swaps.to_le_bytes());
-        hal.copy_to_device(self.page, slot, &bytes)?;
+        hal.copy_to_device(self.page, slot, tpl.request(model_switch, reload, tables))?;
         // ---- the three trigger pairs ----
         let slot_pa = self.word(slot);
         let count_pa = self.word(slot + REQUEST_BUFFER_SIZE as u64);
-        let seq_slot = target
-            .seq_addr(self.nc, seq::EXEC_REQUEST)
-            .ok_or_else(|| Error::failure("no sequencer window"))?;
-        let evt = target
-            .event_addr(self.nc, reserved::HW_EXEC_QUEUE_REQUEST_LOAD)
-            .ok_or_else(|| Error::failure("no request-load event"))?;
-        let io = QueueRef::new(self.nc, reserved::HW_EXEC_ENGINE, IO_QUEUE);
-        let rx_tail = target
-            .tail_inc_addr(io, Direction::Rx)
-            .ok_or_else(|| Error::failure("no IO queue"))?;
-        let tx_tail = target
-            .tail_inc_addr(io, Direction::Tx)
-            .ok_or_else(|| Error::failure("no IO queue"))?;
+        let tr = self.triggers;
         self.exec_ring
-            .push(hal, slot_pa, seq_slot, REQUEST_BUFFER_SIZE as u32, false)?;
+            .push(hal, slot_pa, tr.request, REQUEST_BUFFER_SIZE as u32, false)?;
         self.exec_ring
-            .push(hal, self.word(WORD_ONE), evt, 4, false)?;
-        self.exec_ring.push(hal, count_pa, rx_tail, 4, false)?;
-        self.exec_ring.push(hal, count_pa, tx_tail, 4, true)?;
+            .push(hal, self.word(WORD_ONE), tr.load_event, 4, false)?;
+        self.exec_ring.push(hal, count_pa, tr.rx_tail, 4, false)?;
+        self.exec_ring.push(hal, count_pa, tr.tx_tail, 4, true)?;
         self.io_ring.flush(hal)?;
         self.exec_ring.flush(hal)
     }
@@ -413,12 +399,6 @@ impl CoreExec {
         }
         Ok(None)
     }
-}
-
-fn reg_addr(target: Target, q: QueueRef, dir: Direction, reg: QueueReg) -> Result<DeviceAddr> {
-    target
-        .queue_reg_addr(q, dir, reg)
-        .ok_or_else(|| Error::failure(format!("no ring registers for {q}")))
 }
 
 /// The status and message an execution's notifications amount to (our mapping; the hardware's

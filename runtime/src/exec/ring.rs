@@ -10,8 +10,8 @@ use nrt_hal::{DeviceAddr, Hal, MemHandle, QueueRef};
 
 use crate::error::{Error, Result};
 
-/// One host-filled DMA queue. Appended pairs are gathered in two staging buffers (reserved at
-/// construction, so appending never allocates) and written to ring memory by [`HostRing::flush`]
+/// One host-filled DMA queue. Appended pairs are gathered in two fixed staging buffers (sized
+/// at construction for the largest batch, so appending never allocates) and written to ring memory by [`HostRing::flush`]
 /// — one copy per ring (two when the append wraps) instead of one per descriptor.
 #[derive(Debug)]
 pub struct HostRing {
@@ -21,8 +21,10 @@ pub struct HostRing {
     rx: MemHandle,
     prod: QueueProducer,
     count: u32,
-    tx_buf: Vec<u8>,
-    rx_buf: Vec<u8>,
+    /// Staged TX then RX descriptor bytes: `staged` descriptors of each, up to the batch.
+    tx_buf: Box<[u8]>,
+    rx_buf: Box<[u8]>,
+    staged: usize,
     tx_start: u32,
     rx_start: u32,
 }
@@ -66,8 +68,9 @@ impl HostRing {
             rx,
             prod: QueueProducer::new(geom, geom),
             count,
-            tx_buf: Vec::with_capacity(batch),
-            rx_buf: Vec::with_capacity(batch),
+            tx_buf: vec![0; batch].into_boxed_slice(),
+            rx_buf: vec![0; batch].into_boxed_slice(),
+            staged: 0,
             tx_start: 0,
             rx_start: 0,
         })
@@ -107,45 +110,51 @@ impl HostRing {
             LenCtrlFlags::empty()
         };
         let rx = RxDesc::new(len as u64, r.ring_id, flags, dst).map_err(bad)?;
-        if self.tx_buf.is_empty() {
+        if self.staged == 0 {
             self.tx_start = t.index;
             self.rx_start = r.index;
         }
-        if self.tx_buf.len() == self.tx_buf.capacity() {
+        let at = self.staged * DESC_SIZE;
+        let (Some(tx_slot), Some(rx_slot)) = (
+            self.tx_buf.get_mut(at..at + DESC_SIZE),
+            self.rx_buf.get_mut(at..at + DESC_SIZE),
+        ) else {
             return Err(Error::failure(format!(
                 "{}: more pairs appended than the batch reserved",
                 self.queue
             )));
-        }
-        self.tx_buf.extend_from_slice(&tx.to_bytes());
-        self.rx_buf.extend_from_slice(&rx.to_bytes());
+        };
+        tx_slot.copy_from_slice(&tx.to_bytes());
+        rx_slot.copy_from_slice(&rx.to_bytes());
+        self.staged += 1;
         let _ = hal;
         Ok(())
     }
 
     /// Forgets pairs appended since the last flush (the error edge of a staging).
     pub fn discard(&mut self) {
-        self.tx_buf.clear();
-        self.rx_buf.clear();
+        self.staged = 0;
     }
 
     /// Writes the pairs appended since the last flush into ring memory.
     pub fn flush(&mut self, hal: &dyn Hal) -> Result<()> {
+        let bytes = self.staged * DESC_SIZE;
+        if bytes == 0 {
+            return Ok(());
+        }
         for (handle, buf, start) in [
-            (self.tx, &mut self.tx_buf, self.tx_start),
-            (self.rx, &mut self.rx_buf, self.rx_start),
+            (self.tx, &self.tx_buf, self.tx_start),
+            (self.rx, &self.rx_buf, self.rx_start),
         ] {
-            if buf.is_empty() {
-                continue;
-            }
+            let buf = &buf[..bytes];
             let room = (self.count - start) as usize * DESC_SIZE;
             let (head, tail) = buf.split_at(room.min(buf.len()));
             hal.copy_to_device(handle, start as u64 * DESC_SIZE as u64, head)?;
             if !tail.is_empty() {
                 hal.copy_to_device(handle, 0, tail)?;
             }
-            buf.clear();
         }
+        self.staged = 0;
         Ok(())
     }
 

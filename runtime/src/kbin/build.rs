@@ -42,7 +42,6 @@
 //! the build overflow or panic.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use nrt_hal::isa::neuron::{is_neuron_stream, Encoding};
 use nrt_hal::isa::{Instruction, Record, LENGTH_BYTE, RECORD_SIZE};
@@ -51,7 +50,7 @@ use nrt_hal::{EngineKind, Target};
 use crate::error::{Error, Result};
 use crate::kbin::{
     DmaBlock, DmaDesc, DmaOp, DmaParams, DmaSide, DmaTranspose, EngineProgram, IoTensor, Kbin,
-    KelfModel, KelfTarget, QueueSet, SbReservation, Var, VarKind,
+    KelfModel, KelfTarget, QueueSet, SbReservation, SharedBytes, Var, VarKind,
 };
 use crate::manifest::{
     self, member_dir, resolve_member, DefJson, DescDef, DmaBlockDef, IoDecl, MemberSource, VarDef,
@@ -407,12 +406,23 @@ impl<S: MemberSource> SubgraphCtx<'_, S> {
                 v.name
             ))
         })?;
+        // The member's own buffer where possible: a raw member as it is, a plain `.npy`'s
+        // element window; a copy only when the source holds no shared buffer or the `.npy`
+        // needs converting.
+        let shared = |range: std::ops::Range<usize>| {
+            self.src
+                .member_shared(&member)
+                .and_then(|buf| SharedBytes::window(buf, range.clone()))
+                .unwrap_or_else(|| SharedBytes::from(&bytes[range]))
+        };
         let data = if member.ends_with(".npy") {
-            manifest::parse_npy(&member, bytes)
-                .map_err(|e| e.context(format_args!("{}: var.{}", self.def_path, v.name)))?
-                .data
+            let ctx = |e: Error| e.context(format_args!("{}: var.{}", self.def_path, v.name));
+            match manifest::npy_data_range(&member, bytes).map_err(ctx)? {
+                Some(range) => shared(range),
+                None => SharedBytes::from(manifest::parse_npy(&member, bytes).map_err(ctx)?.data),
+            }
         } else {
-            bytes.to_vec()
+            shared(0..bytes.len())
         };
         if data.len() as u64 != size {
             return Err(self.def_err(format_args!(
@@ -423,7 +433,7 @@ impl<S: MemberSource> SubgraphCtx<'_, S> {
         }
         Ok(VarKind::File {
             file_name: member,
-            data: Arc::from(data),
+            data,
         })
     }
 

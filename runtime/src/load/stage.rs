@@ -41,6 +41,7 @@ use nrt_hal::{
 use super::dma::{lower_block, Loc, PairTemplate};
 use super::translate::{translate, PatchTable, TriggerPlan};
 use crate::error::{Error, Result};
+use crate::exec::template::SubmitTemplate;
 use crate::kbin::{Kbin, VarKind};
 
 /// An IO var of the model on this core: the `io_mr_to_name_map` entry (docs/runtime.md §3.1).
@@ -102,6 +103,9 @@ pub struct CoreModel {
     pub unsupported_triggers: Vec<(EngineKind, u32, String)>,
     /// Bytes of shared scratchpad this record relies on.
     pub scratchpad_need: u64,
+    /// What every execution of the model stages on this core the same way (the IO-queue pair
+    /// destinations, the request variants), computed once here.
+    pub submit: SubmitTemplate,
 }
 
 /// The hardware queues a core can give models: every (engine, queue) except the exec queue,
@@ -242,6 +246,7 @@ pub fn stage_core(
             one_word: DeviceAddr::ZERO,
             unsupported_triggers: Vec::new(),
             scratchpad_need: 0,
+            submit: SubmitTemplate::default(),
         },
         taken_queues: Vec::new(),
         scratchpad: false,
@@ -272,7 +277,9 @@ fn stage_into(st: &mut Staging<'_>, target: Target, kbin: &Kbin) -> Result<()> {
             .any(|q| (q.queue.engine.0, q.queue.queue.0) == *t)
     });
 
-    upload_code(st, target, kbin, &plans)
+    upload_code(st, target, kbin, &plans)?;
+    st.model.submit = SubmitTemplate::new(target, &st.model.queues, &st.model.engine_addr)?;
+    Ok(())
 }
 
 /// The memory plan: places every var, allocates and fills the constant and scratch regions,

@@ -73,7 +73,7 @@ impl ParseOptions {
 pub struct Neff {
     /// The decoded header.
     pub header: NeffHeader,
-    members: BTreeMap<String, Arc<[u8]>>,
+    members: BTreeMap<String, Arc<Vec<u8>>>,
     order: Vec<String>,
     hash_verified: Option<bool>,
 }
@@ -128,25 +128,30 @@ impl Neff {
             )));
         }
         let payload = &bytes[HEADER_SIZE..];
-
-        let hash_verified = if opts.verify_hash {
+        let (hash, unpacked) = if opts.verify_hash {
             // validate() guarantees a known pkg_version.
             let algo = header.hash_algo().unwrap_or(HashAlgo::Md5);
-            let n = algo.stored_len();
-            let computed = payload_hash(algo, payload);
-            if computed[..n] != header.hash[..n] {
-                return Err(Error::invalid(format!(
-                    "NEFF hash mismatch: header says {}, payload hashes to {}",
-                    header.hash_hex(),
-                    hex(&computed[..n])
-                )));
-            }
-            Some(true)
+            hash_while_unpacking(algo, payload, &opts.limits)
         } else {
-            None
+            (None, unpack(payload, &opts.limits))
         };
-
-        let (members, order) = unpack(payload, &opts.limits)?;
+        // The hash check comes first: a payload that does not match its header is reported as
+        // such, whatever the archive inside looks like.
+        let hash_verified = match hash {
+            Some((algo, computed)) => {
+                let n = algo.stored_len();
+                if computed[..n] != header.hash[..n] {
+                    return Err(Error::invalid(format!(
+                        "NEFF hash mismatch: header says {}, payload hashes to {}",
+                        header.hash_hex(),
+                        hex(&computed[..n])
+                    )));
+                }
+                Some(true)
+            }
+            None => None,
+        };
+        let (members, order) = unpacked?;
         Ok(Neff {
             header,
             members,
@@ -157,11 +162,11 @@ impl Neff {
 
     /// A member's bytes; a leading `./` on `path` is ignored.
     pub fn member(&self, path: &str) -> Option<&[u8]> {
-        self.member_arc(path).map(|a| &**a)
+        self.member_arc(path).map(|a| a.as_slice())
     }
 
     /// A member's shared buffer (cheap to clone into a cache); a leading `./` is ignored.
-    pub fn member_arc(&self, path: &str) -> Option<&Arc<[u8]>> {
+    pub fn member_arc(&self, path: &str) -> Option<&Arc<Vec<u8>>> {
         let mut p = path;
         while let Some(rest) = p.strip_prefix("./") {
             p = rest;
@@ -173,7 +178,7 @@ impl Neff {
     pub fn members(&self) -> impl Iterator<Item = (&str, &[u8])> + '_ {
         self.order
             .iter()
-            .filter_map(|n| self.members.get(n).map(|b| (n.as_str(), &**b)))
+            .filter_map(|n| self.members.get(n).map(|b| (n.as_str(), b.as_slice())))
     }
 
     /// How many members the archive holds (directory entries not counted).
@@ -185,6 +190,38 @@ impl Neff {
     pub fn hash_verified(&self) -> Option<bool> {
         self.hash_verified
     }
+}
+
+/// Payloads at least this large are hashed on a second thread while this one inflates.
+const PARALLEL_HASH_MIN: usize = 1 << 20;
+
+/// Hashes the (compressed) payload with `algo` and unpacks it, overlapping the two on two
+/// threads for a large payload (docs/neff.md §2.2: the hash covers the payload bytes as stored,
+/// so it needs nothing from the inflater). Returns the computed hash and the unpack result; the
+/// caller checks the hash first, so the errors are those of the serial order.
+fn hash_while_unpacking(
+    algo: HashAlgo,
+    payload: &[u8],
+    limits: &Limits,
+) -> (Option<(HashAlgo, [u8; 32])>, Result<Members>) {
+    if payload.len() < PARALLEL_HASH_MIN {
+        return (
+            Some((algo, payload_hash(algo, payload))),
+            unpack(payload, limits),
+        );
+    }
+    std::thread::scope(|s| {
+        let hasher = std::thread::Builder::new()
+            .name("neff-hash".into())
+            .spawn_scoped(s, move || payload_hash(algo, payload));
+        let unpacked = unpack(payload, limits);
+        let computed = match hasher {
+            Ok(h) => h.join().unwrap_or_else(|_| payload_hash(algo, payload)),
+            // No thread to be had: hash here, after the unpack.
+            Err(_) => payload_hash(algo, payload),
+        };
+        (Some((algo, computed)), unpacked)
+    })
 }
 
 /// A reader that refuses to yield more than `limit` bytes in total.
@@ -265,34 +302,43 @@ fn truncated(at: u64, what: &str) -> Error {
     ))
 }
 
-/// Reads exactly `size` bytes of member data, growing the buffer only as data arrives.
-fn read_data(r: &mut Stream<'_>, limits: &Limits, size: u64, name: &str) -> Result<Vec<u8>> {
+/// Reads exactly `size` bytes of member data straight into the member's shared buffer (no
+/// intermediate `Vec`, no second copy). The buffer is zero-initialised memory from the
+/// allocator's zeroed path, which for a large member is fresh pages that cost host memory only
+/// as the inflater writes them, so a member that declares more than the stream holds costs
+/// address space, not memory, until the truncation is found.
+fn read_data(r: &mut Stream<'_>, limits: &Limits, size: u64, name: &str) -> Result<Arc<Vec<u8>>> {
     let size = usize::try_from(size).map_err(|_| {
         Error::resource(format!(
             "tar member {name:?} is {size} bytes, too large for this host"
         ))
     })?;
-    let mut buf: Vec<u8> = Vec::new();
-    let mut step = size.min(1 << 20);
-    while buf.len() < size {
-        let start = buf.len();
-        let end = start + step.min(size - start);
-        buf.try_reserve_exact(end - start).map_err(|_| {
-            Error::resource(format!(
-                "cannot allocate {size} bytes for tar member {name:?}"
-            ))
-        })?;
-        buf.resize(end, 0);
-        let got = read_full(r, limits, &mut buf[start..end])?;
-        if got < end - start {
-            return Err(truncated(
-                r.count,
-                &format!("the data of member {name:?} ({size} bytes declared)"),
-            ));
-        }
-        step = step.saturating_mul(2);
+    let mut buf = zeroed_member(size).ok_or_else(|| {
+        Error::resource(format!(
+            "cannot allocate {size} bytes for tar member {name:?}"
+        ))
+    })?;
+    let data = Arc::get_mut(&mut buf)
+        .expect("a fresh Arc is unique")
+        .as_mut_slice();
+    let got = read_full(r, limits, data)?;
+    if got < size {
+        return Err(truncated(
+            r.count,
+            &format!("the data of member {name:?} ({size} bytes declared)"),
+        ));
     }
     Ok(buf)
+}
+
+/// A zero-filled shared buffer of `size` bytes, or `None` if the host cannot provide it.
+fn zeroed_member(size: usize) -> Option<Arc<Vec<u8>>> {
+    // `vec![0; n]` aborts on allocation failure; ask the allocator first so that an impossible
+    // size is a clear error (the probe reserves address space only and is released at once).
+    Vec::<u8>::new().try_reserve_exact(size).ok()?;
+    // `vec![0; n]` takes the allocator's zeroed path (`calloc`), which serves a large block
+    // with fresh pages: nothing is written until the inflater writes it.
+    Some(Arc::new(vec![0u8; size]))
 }
 
 /// Skips `n` bytes of the stream (entry padding, ignored directory data).
@@ -361,7 +407,7 @@ fn normalise_name(raw: &[u8], at: u64) -> Result<String> {
     Ok(parts.join("/"))
 }
 
-type Members = (BTreeMap<String, Arc<[u8]>>, Vec<String>);
+type Members = (BTreeMap<String, Arc<Vec<u8>>>, Vec<String>);
 
 /// Gunzips one member from `payload`, checks the zero tail, and walks the tar inside.
 fn unpack(payload: &[u8], limits: &Limits) -> Result<Members> {
@@ -465,7 +511,7 @@ fn unpack_from(r: &mut Stream<'_>, payload: &[u8], limits: &Limits) -> Result<Me
             ustar::padding(entry.size),
             &format!("the padding of member {name:?}"),
         )?;
-        members.insert(name.clone(), Arc::<[u8]>::from(data));
+        members.insert(name.clone(), data);
         order.push(name);
     }
 

@@ -82,6 +82,7 @@ mod os {
     pub(super) const MAP_PRIVATE: c_int = 0x02;
     pub(super) const MAP_ANONYMOUS: c_int = 0x20;
     pub(super) const MAP_NORESERVE: c_int = 0x4000;
+    pub(super) const MADV_DONTNEED: c_int = 4;
 
     extern "C" {
         pub(super) fn mmap(
@@ -93,6 +94,51 @@ mod os {
             offset: i64,
         ) -> *mut c_void;
         pub(super) fn munmap(addr: *mut c_void, len: usize) -> c_int;
+        pub(super) fn madvise(addr: *mut c_void, len: usize, advice: c_int) -> c_int;
+    }
+
+    /// Drops every page of the mapping `p, len` made by [`map_zeroed`]: the next access of a
+    /// page sees zeros again (private anonymous memory), and the pages' memory is released.
+    /// Returns whether the kernel did it.
+    ///
+    /// # Safety
+    ///
+    /// `p, len` came from `map_zeroed(len)`, and no reference to its bytes is live.
+    pub(super) unsafe fn discard(p: core::ptr::NonNull<u8>, len: usize) -> bool {
+        // SAFETY: per this function's contract the range is exactly one live private anonymous
+        // mapping we own with no borrow of its bytes; MADV_DONTNEED only replaces its pages by
+        // zero-fill-on-demand ones.
+        unsafe { madvise(p.as_ptr().cast::<c_void>(), len, MADV_DONTNEED) == 0 }
+    }
+
+    /// Bytes of the mapping `p, len` (page-aligned start) backed by memory this process owns
+    /// alone: pages present in `/proc/self/pagemap` with the "exclusively mapped" bit (56) set.
+    /// A page that was only read maps the kernel's shared zero page, which is present but not
+    /// exclusive, so it does not count. `None` if pagemap cannot be read.
+    pub(super) fn committed_bytes(p: core::ptr::NonNull<u8>, len: usize) -> Option<u64> {
+        use std::io::{Read, Seek, SeekFrom};
+        const PAGE: usize = 4096;
+        const PRESENT: u64 = 1 << 63;
+        const EXCLUSIVE: u64 = 1 << 56;
+        let first = p.as_ptr() as usize / PAGE;
+        let pages = len.div_ceil(PAGE);
+        let mut f = std::fs::File::open("/proc/self/pagemap").ok()?;
+        f.seek(SeekFrom::Start(first as u64 * 8)).ok()?;
+        let mut buf = [0u8; 8 * 512];
+        let mut left = pages;
+        let mut committed = 0u64;
+        while left > 0 {
+            let n = left.min(512);
+            f.read_exact(&mut buf[..n * 8]).ok()?;
+            for e in buf[..n * 8].chunks_exact(8) {
+                let v = u64::from_le_bytes(e.try_into().expect("8 bytes"));
+                if v & PRESENT != 0 && v & EXCLUSIVE != 0 {
+                    committed += PAGE as u64;
+                }
+            }
+            left -= n;
+        }
+        Some(committed)
     }
 
     /// Maps `len` zeroed bytes, or returns `None`.
@@ -159,6 +205,25 @@ impl Block {
                 origin: Origin::Heap,
             })
             .ok_or(BlockAllocFailed)
+    }
+
+    /// A zero-filled block of `len` bytes (`len > 0`) that is an anonymous mapping whatever its
+    /// size (where supported), so that its pages can be counted and discarded.
+    fn zeroed_mapped(len: usize) -> Result<Block, BlockAllocFailed> {
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        if len > 0 {
+            return os::map_zeroed(len)
+                .map(|ptr| Block {
+                    ptr,
+                    len,
+                    origin: Origin::Mapped,
+                })
+                .ok_or(BlockAllocFailed);
+        }
+        Block::zeroed(len)
     }
 
     /// The block's first byte. Stable for the block's whole life.
@@ -252,6 +317,91 @@ impl Block {
             );
         }
         Ok(())
+    }
+}
+
+/// A zero-initialised buffer whose pages are materialised on first write: on Linux an anonymous
+/// private mapping, so an untouched page costs nothing, a page that is only read maps the
+/// kernel's shared zero page (still no memory of ours), and [`ZeroPages::clear`] hands every page
+/// back. Unlike a [`Block`] it is never host-mapped: it is owned by Rust code alone, which gets
+/// plain slices of it (the compute engines work on `&[u8]` / `&mut [u8]`).
+pub(crate) struct ZeroPages {
+    block: Block,
+}
+
+impl ZeroPages {
+    /// `len` zeroed bytes (`len > 0`); creating them commits no page.
+    ///
+    /// # Panics
+    ///
+    /// If the host cannot reserve the address space (as `vec!` would on allocation failure).
+    pub(crate) fn new(len: usize) -> ZeroPages {
+        let block = Block::zeroed_mapped(len)
+            .unwrap_or_else(|_| std::alloc::handle_alloc_error(layout_of(len)));
+        ZeroPages { block }
+    }
+
+    /// Length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.block.len
+    }
+
+    /// The bytes.
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        // SAFETY: the block is live for `&self`'s lifetime, `len` bytes long and initialised
+        // (zero-filled at creation). A `ZeroPages` is never handed to host code (no `Hal::map`
+        // of it exists), so the only accesses are through this value, and the borrow checker
+        // orders them (`&self` here, `&mut self` for writes).
+        unsafe { core::slice::from_raw_parts(self.block.ptr.as_ptr(), self.block.len) }
+    }
+
+    /// The bytes, mutably.
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as in `as_slice`; `&mut self` makes this the only live borrow.
+        unsafe { core::slice::from_raw_parts_mut(self.block.ptr.as_ptr(), self.block.len) }
+    }
+
+    /// Sets every byte back to zero and releases the pages (a mapped buffer drops them; the
+    /// heap fallback zeroes in place).
+    pub(crate) fn clear(&mut self) {
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        if self.block.origin == Origin::Mapped {
+            // SAFETY: the block is exactly one mapping of ours, and `&mut self` excludes any
+            // borrow of its bytes.
+            if unsafe { os::discard(self.block.ptr, self.block.len) } {
+                return;
+            }
+        }
+        let len = self.block.len;
+        let _ = self.block.fill(0, 0, len);
+    }
+
+    /// Bytes of host memory committed to this buffer (pages written since creation or the last
+    /// [`ZeroPages::clear`]), where the host can tell (Linux); `None` elsewhere.
+    pub(crate) fn committed_bytes(&self) -> Option<u64> {
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        if self.block.origin == Origin::Mapped {
+            return os::committed_bytes(self.block.ptr, self.block.len);
+        }
+        None
+    }
+}
+
+fn layout_of(len: usize) -> std::alloc::Layout {
+    std::alloc::Layout::from_size_align(len.max(1), 1).unwrap_or(std::alloc::Layout::new::<u8>())
+}
+
+impl core::fmt::Debug for ZeroPages {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ZeroPages")
+            .field("len", &self.block.len)
+            .finish()
     }
 }
 

@@ -595,6 +595,13 @@ impl DeviceMemory {
             .ok_or(MemFault::NoSuchCore { nc })
     }
 
+    /// Host bytes committed to every core's SBUF and PSUM (the pages written since creation or
+    /// the core's last reset; see [`OnChip::committed_bytes`]); `None` where the host cannot
+    /// tell.
+    pub fn onchip_committed_bytes(&self) -> Option<u64> {
+        self.onchip.iter().map(OnChip::committed_bytes).sum()
+    }
+
     /// The on-chip memory of core `nc`, mutably.
     pub fn onchip_mut(&mut self, nc: NcIndex) -> Result<&mut OnChip, MemFault> {
         self.onchip

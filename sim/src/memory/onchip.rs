@@ -7,9 +7,12 @@
 //!   contiguous buffer, partition `p` at byte `p * partition_bytes`.
 //! - PSUM: `partitions × partition_bytes` (128 × 16 KiB), laid out the same way.
 //!
-//! Both are zero-initialised and committed lazily (a zeroed heap allocation of this size is
-//! served by fresh, untouched pages), so eight trn2 cores' 28 MiB SBUFs cost nothing until used.
-//! They are not host-mapped, so the compute engines get plain slices ([`OnChip::sbuf_mut`] …).
+//! Both are zero-initialised and materialised page by page on first write (docs/simulator.md
+//! §2.4): each is a `backing::ZeroPages`, an anonymous mapping on Linux, so creating a core's
+//! on-chip memory commits nothing, a read of an untouched page sees zeros without committing it,
+//! and a reset hands every page back. Eight trn2 cores' 28 MiB SBUFs cost nothing until used
+//! ([`OnChip::committed_bytes`] tells what they cost). They are not host-mapped, so the compute
+//! engines get plain slices ([`OnChip::sbuf_mut`] …).
 //!
 //! DMA addresses SBUF through a window with a 256 KiB stride per partition, wider than the
 //! physical partition. The DMA accessors here take a partition and an offset inside it and fault
@@ -23,6 +26,7 @@ use core::ops::Range;
 use nrt_hal::target::{PsumGeometry, SbufGeometry};
 use nrt_hal::Target;
 
+use super::backing::ZeroPages;
 use super::MemFault;
 
 /// Which on-chip memory of a core.
@@ -84,18 +88,17 @@ impl OnChipAddr {
 }
 
 /// The SBUF and PSUM of one core.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct OnChip {
-    sbuf: Box<[u8]>,
-    psum: Box<[u8]>,
+    sbuf: ZeroPages,
+    psum: ZeroPages,
     sbuf_geometry: SbufGeometry,
     psum_geometry: PsumGeometry,
 }
 
-/// A zeroed buffer of `len` bytes (`vec![0; n]` uses `alloc_zeroed`, i.e. `calloc`, which leaves
-/// fresh pages untouched).
-fn zeroed(len: u64) -> Box<[u8]> {
-    vec![0u8; len as usize].into_boxed_slice()
+/// A zeroed buffer of `len` bytes whose pages are committed on first write.
+fn zeroed(len: u64) -> ZeroPages {
+    ZeroPages::new(len as usize)
 }
 
 fn psum_bytes(g: &PsumGeometry) -> u64 {
@@ -103,7 +106,7 @@ fn psum_bytes(g: &PsumGeometry) -> u64 {
 }
 
 impl OnChip {
-    /// Zeroed SBUF and PSUM with the geometry of `target`.
+    /// Zeroed SBUF and PSUM with the geometry of `target`; no page is committed yet.
     pub fn new(target: Target) -> Self {
         let spec = target.spec();
         OnChip {
@@ -116,27 +119,39 @@ impl OnChip {
 
     /// The whole SBUF: partition `p` at bytes `p * partition_bytes ..`.
     pub fn sbuf(&self) -> &[u8] {
-        &self.sbuf
+        self.sbuf.as_slice()
     }
 
     /// The whole SBUF, mutably.
     pub fn sbuf_mut(&mut self) -> &mut [u8] {
-        &mut self.sbuf
+        self.sbuf.as_mut_slice()
     }
 
     /// The whole PSUM: partition `p` at bytes `p * partition_bytes ..`.
     pub fn psum(&self) -> &[u8] {
-        &self.psum
+        self.psum.as_slice()
     }
 
     /// The whole PSUM, mutably.
     pub fn psum_mut(&mut self) -> &mut [u8] {
-        &mut self.psum
+        self.psum.as_mut_slice()
     }
 
     /// SBUF and PSUM at once, both mutably (for instructions that read one and write the other).
     pub fn split_mut(&mut self) -> (&mut [u8], &mut [u8]) {
-        (&mut self.sbuf, &mut self.psum)
+        (self.sbuf.as_mut_slice(), self.psum.as_mut_slice())
+    }
+
+    /// Host bytes committed to this core's SBUF and PSUM: the pages written since creation or
+    /// the last [`OnChip::reset`] (pages only read are not committed). `None` where the host
+    /// cannot tell (anything but Linux).
+    pub fn committed_bytes(&self) -> Option<u64> {
+        Some(self.sbuf.committed_bytes()? + self.psum.committed_bytes()?)
+    }
+
+    /// Bytes of SBUF and PSUM this core has (committed or not).
+    pub fn total_bytes(&self) -> u64 {
+        (self.sbuf.len() + self.psum.len()) as u64
     }
 
     /// Number of partitions of `space`.
@@ -157,8 +172,8 @@ impl OnChip {
 
     /// Zeroes both memories (core reset). Their pages are released and recommitted lazily.
     pub fn reset(&mut self) {
-        self.sbuf = zeroed(self.sbuf.len() as u64);
-        self.psum = zeroed(self.psum.len() as u64);
+        self.sbuf.clear();
+        self.psum.clear();
     }
 
     /// The byte range of `len` bytes at `at` inside its space's buffer.
@@ -195,15 +210,15 @@ impl OnChip {
 
     fn space(&self, space: OnChipSpace) -> &[u8] {
         match space {
-            OnChipSpace::Sbuf => &self.sbuf,
-            OnChipSpace::Psum => &self.psum,
+            OnChipSpace::Sbuf => self.sbuf.as_slice(),
+            OnChipSpace::Psum => self.psum.as_slice(),
         }
     }
 
     fn space_mut(&mut self, space: OnChipSpace) -> &mut [u8] {
         match space {
-            OnChipSpace::Sbuf => &mut self.sbuf,
-            OnChipSpace::Psum => &mut self.psum,
+            OnChipSpace::Sbuf => self.sbuf.as_mut_slice(),
+            OnChipSpace::Psum => self.psum.as_mut_slice(),
         }
     }
 
@@ -282,8 +297,8 @@ impl OnChip {
             self.space_mut(src.space).copy_within(rs, rd.start);
         } else {
             let (s, d) = match src.space {
-                OnChipSpace::Sbuf => (&self.sbuf[..], &mut self.psum[..]),
-                OnChipSpace::Psum => (&self.psum[..], &mut self.sbuf[..]),
+                OnChipSpace::Sbuf => (self.sbuf.as_slice(), self.psum.as_mut_slice()),
+                OnChipSpace::Psum => (self.psum.as_slice(), self.sbuf.as_mut_slice()),
             };
             match (s.get(rs), d.get_mut(rd)) {
                 (Some(s), Some(d)) => d.copy_from_slice(s),

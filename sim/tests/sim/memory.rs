@@ -935,3 +935,108 @@ proptest! {
         }
     }
 }
+
+/// docs/simulator.md §2.4: a fresh simulator of either target commits no on-chip memory; reads
+/// of untouched SBUF and PSUM see zeros without committing it; writes commit about what they
+/// touch; a core reset hands the pages back.
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+#[test]
+fn onchip_memory_is_committed_page_by_page_on_first_write() {
+    use nrt_hal::Hal;
+    const PAGE: u64 = 4096;
+    for target in [Target::Trn1, Target::Trn2] {
+        let sim = nrt_sim::Sim::new(nrt_sim::SimConfig::new(target));
+        let spec = target.spec();
+        let cores = u64::from(spec.nc_count);
+        let committed = || sim.onchip_committed_bytes().expect("Linux can tell");
+        assert_eq!(committed(), 0, "{target}: a fresh simulator");
+        // Reads of every partition of SBUF and PSUM on every core: zeros, nothing committed.
+        for nc in 0..spec.nc_count {
+            for p in 0..spec.sbuf.partitions {
+                let mut b = [0xffu8; 64];
+                sim.read_sbuf(NcIndex(nc), p, spec.sbuf.partition_bytes - 64, &mut b)
+                    .unwrap();
+                assert_eq!(b, [0; 64]);
+                let a = target.psum_addr(NcIndex(nc), p, 0).unwrap();
+                assert_eq!(sim.load32(a).unwrap(), 0);
+            }
+        }
+        assert_eq!(committed(), 0, "{target}: after reading every partition");
+        // One word in each SBUF partition of core 0, and in one PSUM partition of the last.
+        for p in 0..spec.sbuf.partitions {
+            let a = target.sbuf_addr(NcIndex(0), p, 0x1000).unwrap();
+            sim.store32(a, p + 1).unwrap();
+        }
+        let last = NcIndex(spec.nc_count - 1);
+        sim.store32(target.psum_addr(last, 3, 8).unwrap(), 7)
+            .unwrap();
+        let touched = u64::from(spec.sbuf.partitions) + 1;
+        let c = committed();
+        assert!(
+            c >= touched * PAGE && c <= 2 * touched * PAGE,
+            "{target}: {touched} pages written, {c} bytes committed"
+        );
+        for p in 0..spec.sbuf.partitions {
+            let mut b = [0u8; 4];
+            sim.read_sbuf(NcIndex(0), p, 0x1000, &mut b).unwrap();
+            assert_eq!(u32::from_le_bytes(b), p + 1);
+        }
+        assert_eq!(
+            sim.load32(target.psum_addr(last, 3, 8).unwrap()).unwrap(),
+            7
+        );
+        // The whole device is far larger than that.
+        let total = cores * (spec.sbuf.total_bytes() + 128 * 16 * KIB);
+        assert!(
+            total > 50 * c,
+            "{target}: {total} bytes on chip, {c} committed"
+        );
+        // A reset of every core zeroes the memory and releases the pages.
+        sim.nc_reset((1u32 << spec.nc_count) - 1).unwrap();
+        assert_eq!(committed(), 0, "{target}: after a reset of every core");
+        let mut b = [0xffu8; 4];
+        sim.read_sbuf(NcIndex(0), 5, 0x1000, &mut b).unwrap();
+        assert_eq!(b, [0; 4], "{target}: SBUF after reset");
+        assert_eq!(
+            sim.load32(target.psum_addr(last, 3, 8).unwrap()).unwrap(),
+            0
+        );
+    }
+}
+
+/// The DeviceMemory view of the same: on-chip bytes commit with DMA writes, not with reads.
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+#[test]
+fn onchip_committed_bytes_follow_dma_writes() {
+    let mut m = mem(Target::Trn2);
+    assert_eq!(m.onchip_committed_bytes(), Some(0));
+    let h = m.alloc(&req(0, dev(0), 64 * KIB)).unwrap();
+    let base = m.info(h).unwrap().pa;
+    m.write(base, &[9u8; 64]).unwrap();
+    m.copy_from_onchip(NcIndex(2), OnChipAddr::sbuf(7, 0), base, 64)
+        .unwrap();
+    let mut b = [1u8; 64];
+    m.read(base, &mut b).unwrap();
+    assert_eq!(b, [0; 64], "untouched SBUF reads as zeros");
+    assert_eq!(
+        m.onchip_committed_bytes(),
+        Some(0),
+        "a read commits nothing"
+    );
+    m.write(base, &[9u8; 64]).unwrap();
+    m.copy_to_onchip(base, NcIndex(2), OnChipAddr::sbuf(7, 100), 64)
+        .unwrap();
+    assert_eq!(m.onchip_committed_bytes(), Some(4 * KIB));
+    let mut got = [0u8; 64];
+    m.onchip(NcIndex(2))
+        .unwrap()
+        .read(OnChipSpace::Sbuf, 7, 100, &mut got)
+        .unwrap();
+    assert_eq!(got, [9u8; 64]);
+}

@@ -1,0 +1,176 @@
+//! Submit templates: everything the stage of one execution writes that does not change from one
+//! execution of a model on a core to the next, computed once when the model is staged on the
+//! core (docs/exec.md §2, §3.2, §3.3), so that a submit only patches what does change:
+//!
+//! - [`SubmitTemplate`] (per model and core): the destination register of every IO-queue pair
+//!   in stage order (the swap descriptors of each dynamic queue, the rewind pairs of every
+//!   queue), and the request buffer with its trailer for each of the eight combinations of the
+//!   request's flags. Per execution the stage only resolves the dynamic queues' rings (the
+//!   source of their swap pairs) and picks the request variant.
+//! - [`TriggerAddrs`] (per core): the four destinations of the hardware exec queue's pairs.
+//!
+//! The descriptors built from a template are byte-identical to those built without one: the
+//! template holds the same addresses the stage used to compute per execution.
+
+use nrt_hal::exec_request::{DeviceExecRequest, RequestBuffer, REQUEST_BUFFER_SIZE};
+use nrt_hal::target::{reserved, seq, Direction, QueueReg};
+use nrt_hal::{DeviceAddr, EngineKind, NcIndex, QueueRef, Target};
+
+use super::dynring;
+use crate::error::{Error, Result};
+use crate::load::stage::{HwQueue, IO_QUEUE};
+
+/// Bytes of a request slot's contents: the request buffer and its 4-byte trailer (the IO pair
+/// count, docs/exec.md §2.4).
+pub const SLOT_CONTENT: usize = REQUEST_BUFFER_SIZE + 4;
+
+/// The IO-queue pairs of one model queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueSwaps {
+    /// For a dynamic queue: the six ring registers (TX base low, high, length; RX base low,
+    /// high, length), each with the offset of its value in the resolved ring's word page.
+    pub regs: Option<[(DeviceAddr, u64); 6]>,
+    /// The RX then TX software-control registers the rewind pairs store the reset value into.
+    pub rewind: [DeviceAddr; 2],
+}
+
+/// What every execution of one model on one core stages the same way.
+#[derive(Debug, Clone)]
+pub struct SubmitTemplate {
+    /// Per model queue, in the model's queue order.
+    pub queues: Vec<QueueSwaps>,
+    /// IO-queue pairs of one execution (the request's trailer).
+    pub swaps: u32,
+    /// The request slot's contents for each flag combination (see [`SubmitTemplate::request`]).
+    requests: [[u8; SLOT_CONTENT]; 8],
+}
+
+impl Default for SubmitTemplate {
+    /// The template of a model with no queues and no engines (before staging fills it in).
+    fn default() -> Self {
+        SubmitTemplate {
+            queues: Vec::new(),
+            swaps: 0,
+            requests: [[0; SLOT_CONTENT]; 8],
+        }
+    }
+}
+
+fn reg_addr(target: Target, q: QueueRef, dir: Direction, reg: QueueReg) -> Result<DeviceAddr> {
+    target
+        .queue_reg_addr(q, dir, reg)
+        .ok_or_else(|| Error::failure(format!("no ring registers for {q}")))
+}
+
+impl SubmitTemplate {
+    /// The template of a model whose queues on the core are `queues` and whose engines'
+    /// instruction blocks are at `engine_addr`.
+    pub fn new(
+        target: Target,
+        queues: &[HwQueue],
+        engine_addr: &[Option<DeviceAddr>; 5],
+    ) -> Result<SubmitTemplate> {
+        let mut out = Vec::with_capacity(queues.len());
+        let mut swaps = 0u32;
+        for q in queues {
+            let regs = if q.dynamic {
+                let mut regs = [(DeviceAddr::new(0), 0u64); 6];
+                let mut i = 0;
+                for (dir, lo, hi) in [
+                    (
+                        Direction::Tx,
+                        dynring::words::TX_BASE_LO,
+                        dynring::words::TX_BASE_HI,
+                    ),
+                    (
+                        Direction::Rx,
+                        dynring::words::RX_BASE_LO,
+                        dynring::words::RX_BASE_HI,
+                    ),
+                ] {
+                    for (reg, off) in [
+                        (QueueReg::BaseLow, lo),
+                        (QueueReg::BaseHigh, hi),
+                        (QueueReg::Length, dynring::words::LEN),
+                    ] {
+                        regs[i] = (reg_addr(target, q.queue, dir, reg)?, off);
+                        i += 1;
+                    }
+                }
+                swaps += 6;
+                Some(regs)
+            } else {
+                None
+            };
+            let rewind = [
+                reg_addr(target, q.queue, Direction::Rx, QueueReg::SwCtrl)?,
+                reg_addr(target, q.queue, Direction::Tx, QueueReg::SwCtrl)?,
+            ];
+            swaps += 2;
+            out.push(QueueSwaps { regs, rewind });
+        }
+        let mut requests = [[0u8; SLOT_CONTENT]; 8];
+        for (flags, slot) in requests.iter_mut().enumerate() {
+            let mut req = DeviceExecRequest::new(flags & 1 != 0, flags & 2 != 0, flags & 4 != 0);
+            for e in EngineKind::ALL {
+                if let Some(a) = engine_addr[e.index()] {
+                    req.set_engine_address(e, a);
+                }
+            }
+            let buf = RequestBuffer {
+                request: req,
+                cc_dma_increment: 0,
+            };
+            slot[..REQUEST_BUFFER_SIZE].copy_from_slice(&buf.to_bytes());
+            slot[REQUEST_BUFFER_SIZE..].copy_from_slice(&swaps.to_le_bytes());
+        }
+        Ok(SubmitTemplate {
+            queues: out,
+            swaps,
+            requests,
+        })
+    }
+
+    /// The request slot's contents for the flags `model_switch`, `reload_seq_config` and
+    /// `load_act_dve_tables` (docs/exec.md §2.3), with the trailer.
+    pub fn request(&self, model_switch: bool, reload: bool, tables: bool) -> &[u8; SLOT_CONTENT] {
+        &self.requests
+            [usize::from(model_switch) | usize::from(reload) << 1 | usize::from(tables) << 2]
+    }
+}
+
+/// The destinations of the four hardware-exec-queue pairs of core `nc` (docs/exec.md §3.2): the
+/// sequencer's `EXEC_REQUEST` window, the request-load event, and the IO queue's RX and TX
+/// tail-increment registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TriggerAddrs {
+    /// `EXEC_REQUEST` window of the sequencer.
+    pub request: DeviceAddr,
+    /// Event `HW_EXEC_QUEUE_REQUEST_LOAD`.
+    pub load_event: DeviceAddr,
+    /// The IO queue's RX tail increment.
+    pub rx_tail: DeviceAddr,
+    /// The IO queue's TX tail increment.
+    pub tx_tail: DeviceAddr,
+}
+
+impl TriggerAddrs {
+    /// The addresses of core `nc` of `target`.
+    pub fn new(target: Target, nc: NcIndex) -> Result<TriggerAddrs> {
+        let io = QueueRef::new(nc, reserved::HW_EXEC_ENGINE, IO_QUEUE);
+        Ok(TriggerAddrs {
+            request: target
+                .seq_addr(nc, seq::EXEC_REQUEST)
+                .ok_or_else(|| Error::failure("no sequencer window"))?,
+            load_event: target
+                .event_addr(nc, reserved::HW_EXEC_QUEUE_REQUEST_LOAD)
+                .ok_or_else(|| Error::failure("no request-load event"))?,
+            rx_tail: target
+                .tail_inc_addr(io, Direction::Rx)
+                .ok_or_else(|| Error::failure("no IO queue"))?,
+            tx_tail: target
+                .tail_inc_addr(io, Direction::Tx)
+                .ok_or_else(|| Error::failure("no IO queue"))?,
+        })
+    }
+}
