@@ -14,6 +14,12 @@
 //!   smallest zoo model, `transpose` (x: f32[64, 32], 8 KiB in and out), and of `add`
 //!   (a, b: f32[128, 512], 256 KiB each; out 256 KiB) — goal < 10 µs.
 //! - `mlp2`: executions per second of `mlp2` (trn1), sync, and async with 8 in flight.
+//! - `two_cores`: two `mlp2` models on cores 0 and 1 of one trn1 device, executed one after the
+//!   other from one thread, and in parallel from two threads (goal: about 2× faster).
+//! - `lnc2_threads`: the LNC=2 model `lnc2_add` (trn2, two cores), its executions driven from
+//!   one host thread, and from two threads at once.
+//! - `host_over_sim`: per executable zoo model, host time of one sync execution over the
+//!   simulated device time of that execution (its cycles at the sequencer clock; goal ≤ 3×).
 //!
 //! Each group ends with a `summary:` line measured directly, so the figures are in the output,
 //! not only in criterion's report.
@@ -162,7 +168,7 @@ impl nrt_emu::hal::HalLayer for BenchHal {
 // ---------------------------------------------------------------------------------------------
 
 struct Loaded {
-    rt: Runtime,
+    rt: Arc<Runtime>,
     id: ModelId,
     ins: TensorSet,
     outs: TensorSet,
@@ -175,7 +181,12 @@ fn load(hal: Arc<dyn Hal>, m: &ZooModel, async_max_inflight: u32) -> Loaded {
         async_max_inflight,
         ..RuntimeConfig::default()
     };
-    let rt = Runtime::new(hal, cfg).unwrap();
+    load_on(&Arc::new(Runtime::new(hal, cfg).unwrap()), m)
+}
+
+/// Loads `m` on the next free core of `rt`, with device tensors holding golden inputs.
+fn load_on(rt: &Arc<Runtime>, m: &ZooModel) -> Loaded {
+    let rt = Arc::clone(rt);
     let id = rt.load(&m.neff, -1).unwrap();
     let vnc = rt.model(id).unwrap().vnc;
     let inputs = m.generate_inputs(GOLDEN_SEED);
@@ -218,6 +229,12 @@ impl Loaded {
 
     fn execute(&self) {
         self.rt.execute(self.id, &self.ins, &self.outs).unwrap();
+    }
+
+    /// One execution; its device cycles (the slowest core's).
+    fn execute_cycles(&self) -> u64 {
+        let r = self.rt.execute(self.id, &self.ins, &self.outs).unwrap();
+        r.cycles.into_iter().max().unwrap_or(0)
     }
 }
 
@@ -439,5 +456,192 @@ fn mlp2(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, async_submit, sync_round_trip, mlp2);
+// ---------------------------------------------------------------------------------------------
+// two models on two cores, LNC=2 on 1 vs 2 threads
+// ---------------------------------------------------------------------------------------------
+
+/// `n` sync executions of each of `models`: one after the other from this thread (`parallel`
+/// false), or each model from a thread of its own.
+fn run_models(models: &[Loaded], n: u64, parallel: bool) -> Duration {
+    let t = Instant::now();
+    if parallel {
+        std::thread::scope(|s| {
+            for l in models {
+                s.spawn(move || {
+                    for _ in 0..n {
+                        l.execute();
+                    }
+                });
+            }
+        });
+    } else {
+        for l in models {
+            for _ in 0..n {
+                l.execute();
+            }
+        }
+    }
+    t.elapsed()
+}
+
+/// Two `mlp2` models on cores 0 and 1 of one trn1 simulator (one runtime).
+fn two_mlp2() -> (Vec<Loaded>, ZooModel) {
+    let m = zoo::build("mlp2", Target::Trn1).unwrap();
+    let sim = Arc::new(Sim::new(SimConfig::new(Target::Trn1)));
+    let cfg = RuntimeConfig::default();
+    let rt = Arc::new(Runtime::new(sim as Arc<dyn Hal>, cfg).unwrap());
+    let models: Vec<Loaded> = (0..2).map(|_| load_on(&rt, &m)).collect();
+    for l in &models {
+        l.execute();
+        l.check(&m);
+    }
+    (models, m)
+}
+
+fn two_cores(c: &mut Criterion) {
+    let (models, m) = two_mlp2();
+    let mut g = c.benchmark_group("two_cores");
+    g.throughput(Throughput::Elements(2));
+    g.measurement_time(Duration::from_secs(5));
+    g.bench_function("serial", |b| {
+        b.iter_custom(|iters| run_models(&models, iters, false))
+    });
+    g.bench_function("parallel", |b| {
+        b.iter_custom(|iters| run_models(&models, iters, true))
+    });
+    g.finish();
+    let n = 500;
+    let (mut serial, mut parallel) = (Duration::MAX, Duration::MAX);
+    for _ in 0..5 {
+        serial = serial.min(run_models(&models, n, false));
+        parallel = parallel.min(run_models(&models, n, true));
+    }
+    for l in &models {
+        l.check(&m);
+    }
+    println!(
+        "two_cores summary: 2 × {n} mlp2.trn1 executions on cores 0 and 1: serial {:.1} ms, parallel (2 threads) {:.1} ms, speed-up {:.2}×; goal about 2×",
+        serial.as_secs_f64() * 1e3,
+        parallel.as_secs_f64() * 1e3,
+        serial.as_secs_f64() / parallel.as_secs_f64()
+    );
+}
+
+/// `n` sync executions of `l` from `threads` threads at once (`n / threads` each).
+fn run_threads(l: &Loaded, n: u64, threads: u64) -> Duration {
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                for _ in 0..n / threads {
+                    l.execute();
+                }
+            });
+        }
+    });
+    t.elapsed()
+}
+
+fn lnc2_threads(c: &mut Criterion) {
+    let m = zoo::build("lnc2_add", Target::Trn2).unwrap();
+    let sim = Arc::new(Sim::new(SimConfig::new(Target::Trn2)));
+    let l = load(sim as Arc<dyn Hal>, &m, 0);
+    l.execute();
+    l.check(&m);
+    let mut g = c.benchmark_group("lnc2_threads");
+    g.throughput(Throughput::Elements(1));
+    g.measurement_time(Duration::from_secs(5));
+    g.bench_function("one_thread", |b| b.iter(|| l.execute()));
+    g.bench_function("two_threads", |b| {
+        b.iter_custom(|iters| run_threads(&l, iters.next_multiple_of(2), 2))
+    });
+    g.finish();
+    let n = 400;
+    let (mut one, mut two) = (Duration::MAX, Duration::MAX);
+    for _ in 0..5 {
+        one = one.min(run_threads(&l, n, 1));
+        two = two.min(run_threads(&l, n, 2));
+    }
+    l.check(&m);
+    println!(
+        "lnc2_threads summary: {n} lnc2_add.trn2 executions: 1 thread {:.1} µs each, 2 threads {:.1} µs each, speed-up {:.2}×",
+        one.as_secs_f64() * 1e6 / n as f64,
+        two.as_secs_f64() * 1e6 / n as f64,
+        one.as_secs_f64() / two.as_secs_f64()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// host time over simulated time
+// ---------------------------------------------------------------------------------------------
+
+fn host_over_sim(c: &mut Criterion) {
+    let mut seen = Vec::new();
+    let models: Vec<ZooModel> = zoo::all()
+        .into_iter()
+        .filter(|m| m.executable)
+        .filter(|m| {
+            // Each model once, on its first target.
+            let first = !seen.contains(&m.name);
+            seen.push(m.name);
+            first
+        })
+        .collect();
+    let loaded: Vec<(Loaded, Duration)> = models
+        .iter()
+        .map(|m| {
+            let sim = Arc::new(Sim::new(SimConfig::new(m.target)));
+            let l = load(sim as Arc<dyn Hal>, m, 0);
+            let cycles = (0..4).map(|_| l.execute_cycles()).max().unwrap();
+            l.check(m);
+            let hz = m.target.spec().clocks.sp as f64;
+            (l, Duration::from_secs_f64(cycles as f64 / hz))
+        })
+        .collect();
+    let mut g = c.benchmark_group("host_over_sim");
+    g.throughput(Throughput::Elements(1));
+    g.measurement_time(Duration::from_secs(2));
+    for ((l, _), m) in loaded.iter().zip(&models) {
+        g.bench_function(m.id(), |b| b.iter(|| l.execute()));
+    }
+    g.finish();
+    let mut parts = Vec::new();
+    let mut worst = 0f64;
+    for ((l, device), m) in loaded.iter().zip(&models) {
+        let n = 200;
+        let mut best = Duration::MAX;
+        for _ in 0..5 {
+            let t = Instant::now();
+            for _ in 0..n {
+                l.execute();
+            }
+            best = best.min(t.elapsed() / n);
+        }
+        l.check(m);
+        let ratio = best.as_secs_f64() / device.as_secs_f64();
+        worst = worst.max(ratio);
+        parts.push(format!(
+            "{} {:.1} µs host / {:.1} µs device = {:.1}×",
+            m.id(),
+            best.as_secs_f64() * 1e6,
+            device.as_secs_f64() * 1e6,
+            ratio
+        ));
+    }
+    println!(
+        "host_over_sim summary: host time per sync execution over simulated time: {}; worst {:.1}×; goal ≤ 3×",
+        parts.join(", "),
+        worst
+    );
+}
+
+criterion_group!(
+    benches,
+    async_submit,
+    sync_round_trip,
+    mlp2,
+    two_cores,
+    lnc2_threads,
+    host_over_sim
+);
 criterion_main!(benches);

@@ -338,14 +338,17 @@ impl Device {
     /// Moves `len` bytes from `src` to `dst` the way a DMA descriptor pair does: memory to
     /// memory directly; anything touching on-chip memory or registers through the decoder
     /// (register traffic as 4-byte little-endian stores and loads).
+    ///
+    /// The caller passes each address with its decoding (`decode_mmio`), which it needs anyway
+    /// for the pair's cost.
     pub fn transfer(
         &mut self,
         src: DeviceAddr,
+        src_mmio: Option<MmioReg>,
         dst: DeviceAddr,
+        dst_mmio: Option<MmioReg>,
         len: u64,
     ) -> Result<(), AccessFault> {
-        let src_mmio = self.target.decode_mmio(src);
-        let dst_mmio = self.target.decode_mmio(dst);
         // Memory and on-chip memory move directly, without a bounce buffer.
         match (src_mmio, dst_mmio.and_then(Self::onchip_addr)) {
             (None, None) if dst_mmio.is_none() => return Ok(self.mem.copy(src, dst, len)?),

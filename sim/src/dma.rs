@@ -431,7 +431,7 @@ impl Device {
         queue.queued = false;
         if let Some((start, n)) = queue.batch.take() {
             self.timeline
-                .record(Track::DmaQueue(q), format!("dma x{n}"), start, t);
+                .record(Track::DmaQueue(q), || format!("dma x{n}"), start, t);
         }
         // Work may have arrived for this queue while it was being served.
         let more_work = self
@@ -520,15 +520,18 @@ impl Device {
                 }
             }
         }
+        // Each address is decoded once for the move, its cost and the profile.
+        let (src_mmio, dst_mmio) = (self.target.decode_mmio(src), self.target.decode_mmio(dst));
         match conversion {
-            None => self.transfer(src, dst, len),
+            None => self.transfer(src, src_mmio, dst, dst_mmio, len),
             Some((from, to)) => self.transfer_converting(src, dst, from, to, len),
         }
         .map_err(|e| PairFault::access(e, index))?;
         self.stats.descriptors += 1;
         self.stats.dma_bytes += len;
-        let cost = self.dma_cost(q.nc, src, dst, len, t);
-        self.profile_pair(q.nc, src, dst, len, rxd.len() as u64, t, cost);
+        let touches_hbm = src_mmio.is_none() || dst_mmio.is_none();
+        let cost = self.dma_cost(q.nc, touches_hbm, len, t);
+        self.profile_pair(q.nc, &src_mmio, &dst_mmio, len, rxd.len() as u64, t, cost);
         let block_end = self.queue(q).is_some_and(|x| x.seq_block)
             && rxd.flags().contains(LenCtrlFlags::INT_EN);
         Ok((cost, block_end))
@@ -540,14 +543,13 @@ impl Device {
     fn profile_pair(
         &mut self,
         nc: NcIndex,
-        src: DeviceAddr,
-        dst: DeviceAddr,
+        s: &Option<MmioReg>,
+        d: &Option<MmioReg>,
         src_len: u64,
         dst_len: u64,
         t: u64,
         cost: u64,
     ) {
-        let (s, d) = (self.target.decode_mmio(src), self.target.decode_mmio(dst));
         let onchip =
             |m: &Option<MmioReg>| matches!(m, Some(MmioReg::Sbuf { .. } | MmioReg::Psum { .. }));
         let p = &mut self.cores[nc.index()].profile;
@@ -556,26 +558,25 @@ impl Device {
         p.dma_busy.add(t, cost);
         match s {
             None => p.hbm_read_bytes += src_len,
-            ref m if onchip(m) => p.sbuf_read_bytes += src_len,
+            m if onchip(m) => p.sbuf_read_bytes += src_len,
             _ => {}
         }
         match d {
             None => p.hbm_write_bytes += dst_len,
-            ref m if onchip(m) => p.sbuf_write_bytes += dst_len,
+            m if onchip(m) => p.sbuf_write_bytes += dst_len,
             _ => return,
         }
         p.dma_bytes += dst_len;
     }
 
-    /// Cost in device cycles of one pair of `len` bytes starting at `t` (see module docs).
-    fn dma_cost(&mut self, nc: NcIndex, src: DeviceAddr, dst: DeviceAddr, len: u64, t: u64) -> u64 {
+    /// Cost in device cycles of one pair of `len` bytes starting at `t`, `touches_hbm` when its
+    /// source or destination is memory (see module docs).
+    fn dma_cost(&mut self, nc: NcIndex, touches_hbm: bool, len: u64, t: u64) -> u64 {
         let spec = self.target.spec();
         let f = spec.clocks.sp as u128;
         let div_ceil = |a: u128, b: u128| a.div_ceil(b) as u64;
         let engine = self.timing.dma_descriptor_cycles
             + div_ceil(len as u128 * f, spec.dma_engine_bandwidth as u128);
-        let is_mem = |a: DeviceAddr| self.target.decode_mmio(a).is_none();
-        let touches_hbm = is_mem(src) || is_mem(dst);
         if !touches_hbm {
             return engine;
         }

@@ -108,7 +108,7 @@ impl Device {
             if let RunState::Waiting(w, since) = unit.state {
                 if satisfied(&w) {
                     unit.state = RunState::Running;
-                    let name = match w {
+                    let name = || match w {
                         Wait::Semaphore { sem, .. } => format!("wait {sem}"),
                         Wait::Event { event, .. } => format!("wait {event}"),
                     };
@@ -446,7 +446,7 @@ impl Device {
         if self.timeline.enabled() {
             let now = self.now;
             self.timeline
-                .record(Track::Engine(nc, kind), name.to_string(), now, now + cost);
+                .record(Track::Engine(nc, kind), || name, now, now + cost);
         }
     }
 

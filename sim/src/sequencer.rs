@@ -323,7 +323,7 @@ impl Device {
         self.stats.executions += 1;
         self.timeline.record(
             Track::Sequencer(nc),
-            format!("exec #{compute_idx}"),
+            || format!("exec #{compute_idx}"),
             start,
             now,
         );

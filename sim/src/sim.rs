@@ -6,11 +6,33 @@
 //! thread, so a run is a pure function of the HAL calls made: memory contents, notification
 //! entries, cycle counts and the timeline are identical run to run.
 //!
+//! # Host threads (docs/simulator.md §8.1)
+//!
+//! - **Hand-over.** A wait simulates with the lock held, but every other HAL call queued for
+//!   the lock registers as a *contender*; between two events the wait hands the lock to the
+//!   contenders and takes it back, so a submit (copies, queue starts, semaphore reads, the
+//!   doorbell) waits for one event, never for a whole simulation. A waiting call is not a
+//!   contender: waits on different cores do not trade the lock, whichever holds it advances
+//!   the device for both.
+//! - **Why host timing cannot leak in.** Cores share no timing state (each has its own
+//!   sequencer, engines, DMA engines and HBM port), an execution's cycles run from its doorbell
+//!   being taken to its completion on its own core, and an arrival only queues work at the
+//!   current cycle. Where a hand-over lets a call in changes only idle gaps between executions.
+//! - **Per-core clock domains** (designed in docs/simulator.md §8.1, not built yet): each
+//!   core's sequencer, engines, DMA engines and scheduler under its own lock and clock, HBM
+//!   behind a lock taken per access, SBUF/PSUM owned by their core, the two cores of a logical
+//!   core sharing one domain. What it needs: `Device` split into a shared part (memory,
+//!   allocator, fault plan, stats, timeline) and per-domain parts; every `impl Device` unit
+//!   (`dma`, `engine`, `sequencer`) reaching memory through the shared lock and other cores only
+//!   through a cross-domain store; `memory::DeviceMemory` giving each core's `OnChip` to its
+//!   domain; waits that step one domain; `run_until_idle` / `advance` stepping every domain.
+//!
 //! When a wait's condition is false and the device has nothing left to do, nothing can change
 //! it but another thread's HAL call: the wait then sleeps on a condition variable (woken by
 //! every state-changing call) until its host-time timeout, and returns [`HalError::Timeout`].
 //! That is how a hung engine surfaces to the runtime.
 
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -34,7 +56,12 @@ pub struct Sim {
     dev: Mutex<Device>,
     changed: Condvar,
     /// Threads sleeping in `wait` (so state changes notify only when someone listens).
-    sleepers: std::sync::atomic::AtomicUsize,
+    sleepers: AtomicUsize,
+    /// HAL calls other than `wait` queued for the device lock: a simulating `wait` hands the
+    /// lock over to them between two events (see the module docs).
+    contenders: AtomicUsize,
+    /// How many times a contender got the lock (what a handing-over `wait` watches).
+    handoffs: AtomicU64,
 }
 
 impl std::fmt::Debug for Sim {
@@ -50,7 +77,9 @@ impl Sim {
             target: cfg.target,
             dev: Mutex::new(Device::new(&cfg)),
             changed: Condvar::new(),
-            sleepers: std::sync::atomic::AtomicUsize::new(0),
+            sleepers: AtomicUsize::new(0),
+            contenders: AtomicUsize::new(0),
+            handoffs: AtomicU64::new(0),
         }
     }
 
@@ -59,10 +88,46 @@ impl Sim {
         self.target
     }
 
+    /// The device lock for a HAL call that is not a wait: registered as a contender, so a
+    /// wait that is simulating hands the lock over at its next event boundary.
     fn lock(&self) -> MutexGuard<'_, Device> {
+        if let Ok(g) = self.dev.try_lock() {
+            return g;
+        }
+        self.contenders.fetch_add(1, Ordering::SeqCst);
+        let g = self.lock_for_wait();
+        self.handoffs.fetch_add(1, Ordering::SeqCst);
+        self.contenders.fetch_sub(1, Ordering::SeqCst);
+        g
+    }
+
+    /// The device lock, not registered as a contender (for waits, which simulate).
+    fn lock_for_wait(&self) -> MutexGuard<'_, Device> {
         // A panic while holding the lock would be a simulator bug; keep serving rather than
         // cascading it into every later call.
         self.dev.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Between two events of a simulating wait: if other HAL calls are queued for the lock,
+    /// release it until one of them has had it, and take it back.
+    fn hand_over<'a>(&'a self, d: MutexGuard<'a, Device>) -> MutexGuard<'a, Device> {
+        if self.contenders.load(Ordering::SeqCst) == 0 {
+            return d;
+        }
+        let seen = self.handoffs.load(Ordering::SeqCst);
+        drop(d);
+        let mut spins = 0u32;
+        while self.handoffs.load(Ordering::SeqCst) == seen
+            && self.contenders.load(Ordering::SeqCst) > 0
+        {
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        self.lock_for_wait()
     }
 
     fn mutate<T>(&self, f: impl FnOnce(&mut Device) -> HalResult<T>) -> HalResult<T> {
@@ -72,7 +137,7 @@ impl Sim {
     }
 
     fn notify(&self) {
-        if self.sleepers.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
             self.changed.notify_all();
         }
     }
@@ -415,7 +480,7 @@ impl Hal for Sim {
     fn wait(&self, cond: &WaitCondition, timeout: Duration) -> HalResult<()> {
         check::wait(self.target, cond)?;
         let deadline = Instant::now() + timeout;
-        let mut d = self.lock();
+        let mut d = self.lock_for_wait();
         let mut steps = 0u32;
         loop {
             if Self::condition_holds(&mut d, cond)? {
@@ -434,12 +499,16 @@ impl Hal for Sim {
                             waited: timeout,
                         });
                     }
-                    // Let other threads' HAL calls in during a long run (they are stamped with
-                    // the device's current cycle, as any arrival is).
+                    // Let other waits in now and then: their conditions are checked only by
+                    // their own threads.
                     drop(d);
                     std::thread::yield_now();
-                    d = self.lock();
+                    d = self.lock_for_wait();
+                    continue;
                 }
+                // Let other threads' HAL calls in between two events (they are stamped with
+                // the device's current cycle, as any arrival is).
+                d = self.hand_over(d);
                 continue;
             }
             let now = Instant::now();
@@ -449,15 +518,13 @@ impl Hal for Sim {
                     waited: timeout,
                 });
             }
-            self.sleepers
-                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.sleepers.fetch_add(1, Ordering::SeqCst);
             d = self
                 .changed
                 .wait_timeout(d, deadline - now)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
-            self.sleepers
-                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            self.sleepers.fetch_sub(1, Ordering::SeqCst);
         }
     }
 

@@ -80,8 +80,15 @@ impl Timeline {
         self.enabled = enabled;
     }
 
-    /// Records a span (no-op when disabled; counted as dropped past the limit).
-    pub fn record(&mut self, track: Track, name: impl Into<String>, start: u64, end: u64) {
+    /// Records a span (no-op when disabled; counted as dropped past the limit). The name is
+    /// made only when the span is kept, so a disabled timeline costs the event loop nothing.
+    pub fn record<N: Into<String>>(
+        &mut self,
+        track: Track,
+        name: impl FnOnce() -> N,
+        start: u64,
+        end: u64,
+    ) {
         if !self.enabled {
             return;
         }
@@ -91,7 +98,7 @@ impl Timeline {
         }
         self.spans.push(Span {
             track,
-            name: name.into(),
+            name: name().into(),
             start,
             end: end.max(start),
         });
@@ -170,12 +177,12 @@ mod tests {
         let q = QueueRef::new(NcIndex(0), DmaEngine(1), QueueId(2));
         t.record(
             Track::Engine(NcIndex(0), EngineKind::Pe),
-            "matmul.mm",
+            || "matmul.mm",
             10,
             20,
         );
-        t.record(Track::DmaQueue(q), "dma x3", 0, 1400);
-        t.record(Track::DmaQueue(q), "dropped", 0, 1);
+        t.record(Track::DmaQueue(q), || "dma x3", 0, 1400);
+        t.record(Track::DmaQueue(q), || "dropped", 0, 1);
         assert_eq!(t.dropped(), 1);
         let v: serde_json::Value = serde_json::from_str(&t.to_chrome_json(Target::Trn1)).unwrap();
         let ev = v["traceEvents"].as_array().unwrap();

@@ -10,6 +10,7 @@
 
 mod alloc_count;
 mod cli;
+mod core_threads;
 mod docs_citations;
 mod driver_emulated;
 mod exec_faults;
