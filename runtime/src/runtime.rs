@@ -56,6 +56,8 @@ use crate::tnc::{Entry, KeptRef, Lease, TncCache};
 use crate::xu::ExecutionUnit;
 use sha2::{Digest, Sha256};
 
+mod repeat;
+
 /// The runtime-ABI version this runtime speaks to a driver of each generation (within the
 /// driver's COMPATIBLE_VERSION range, docs/driver.md §10).
 pub fn abi_version(target: Target) -> u32 {

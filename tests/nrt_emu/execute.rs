@@ -199,3 +199,68 @@ fn wrong_inputs_are_refused_with_clear_messages() {
         NrtStatus::InvalidHandle
     );
 }
+
+/// The zoo transpose on the host: the f32 bytes of a [64, 32] matrix to those of its [32, 64]
+/// transpose.
+fn transpose_64x32(x: &[u8]) -> Vec<u8> {
+    let (rows, cols) = (64, 32);
+    let mut y = vec![0u8; x.len()];
+    for r in 0..rows {
+        for c in 0..cols {
+            let (from, to) = ((r * cols + c) * 4, (c * rows + r) * 4);
+            y[to..to + 4].copy_from_slice(&x[from..from + 4]);
+        }
+    }
+    y
+}
+
+#[test]
+fn execute_repeat_feeds_each_run_the_previous_outputs() {
+    // transpose: x f32[64, 32] → y f32[32, 64], the same dtype and byte size, so y can feed x
+    // (read again as a [64, 32] matrix).
+    let m = zoo::build("transpose", Target::Trn1).unwrap();
+    let b = bench(Target::Trn1, RuntimeConfig::default(), FaultPlan::none());
+    let id = b.rt.load(&m.neff, 0).unwrap();
+    let inputs = m.generate_inputs(11);
+    let (ins, outs) = sets(&b, id, &m, &inputs, Placement::Device);
+    let tensor_bytes = || {
+        let u = b.sim.memory_usage(nrt_emu::hal::NcIndex(0)).unwrap();
+        u.by_category[nrt_emu::hal::abi::MemAllocCategory::TensorsDevice as usize]
+    };
+    let before = tensor_bytes();
+    let mut expect = inputs[0].clone();
+    for count in 1..=3u32 {
+        expect = transpose_64x32(&expect);
+        b.rt.execute_repeat(id, &ins, &outs, count).unwrap();
+        assert!(
+            outputs(&m, &outs)[0] == expect,
+            "repeat {count}: not {count} transposes of the input"
+        );
+    }
+    assert!(
+        ins.get(&m.inputs[0].name).unwrap().to_vec().unwrap() == inputs[0],
+        "the caller's input is never written"
+    );
+    assert_eq!(tensor_bytes(), before, "the spare tensors are freed");
+    let e = b.rt.execute_repeat(id, &ins, &outs, 0).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Invalid);
+}
+
+#[test]
+fn execute_repeat_refuses_a_model_whose_outputs_cannot_feed_its_inputs() {
+    let m = zoo::build("add", Target::Trn1).unwrap();
+    let b = bench(Target::Trn1, RuntimeConfig::default(), FaultPlan::none());
+    let id = b.rt.load(&m.neff, 0).unwrap();
+    let inputs = m.generate_inputs(3);
+    let (ins, outs) = sets(&b, id, &m, &inputs, Placement::Device);
+    let e = b.rt.execute_repeat(id, &ins, &outs, 2).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Invalid);
+    assert!(
+        e.message.contains("2 input(s) and 1 output(s)"),
+        "{}",
+        e.message
+    );
+    // One repetition is a plain execution.
+    b.rt.execute_repeat(id, &ins, &outs, 1).unwrap();
+    m.check_outputs(&inputs, &outputs(&m, &outs)).unwrap();
+}

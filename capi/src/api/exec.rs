@@ -186,10 +186,10 @@ pub extern "C" fn nrt_execute(
     })
 }
 
-/// `nrt_execute_repeat`: `repeat_count` executions in order with the same sets. The published
-/// call feeds each run the previous run's outputs for a NEFF compiled for it; how such a NEFF
-/// maps outputs onto inputs is not documented, so nothing is fed back here
-/// (docs/c-api.md §5.4).
+/// `nrt_execute_repeat`: `repeat_count` executions, each after the first reading the previous
+/// one's outputs as its inputs (the runtime's [`Runtime::execute_repeat`] owns the rule). One
+/// repetition is exactly `nrt_execute`; more always wait for the last run, also in legacy async
+/// mode.
 pub extern "C" fn nrt_execute_repeat(
     model: *mut c_void,
     input_set: *const c_void,
@@ -197,16 +197,26 @@ pub extern "C" fn nrt_execute_repeat(
     repeat_count: i32,
 ) -> NrtStatusC {
     guard::status("nrt_execute_repeat", || {
-        if repeat_count < 1 {
-            return Err(Error::invalid(format!(
-                "repeat_count {repeat_count}: at least 1 execution"
-            )));
-        }
+        let count = u32::try_from(repeat_count)
+            .ok()
+            .filter(|&n| n >= 1)
+            .ok_or_else(|| {
+                Error::invalid(format!("repeat_count {repeat_count}: at least 1 execution"))
+            })?;
         session::with(|rt, s| {
-            for _ in 0..repeat_count {
-                execute_once(rt, s, model, input_set, output_set)?;
+            if count == 1 {
+                return execute_once(rt, s, model, input_set, output_set).map(|_| ());
             }
-            Ok(())
+            let m = s.model(model as usize, "model")?;
+            let ins = s.tensor_set(input_set as usize, "input_set")?;
+            let outs = s.tensor_set(output_set as usize, "output_set")?;
+            let r = rt.execute_repeat(m.id, &ins, &outs, count);
+            let v = s.visible_index(m.vnc);
+            s.trace.record_exec(v, m.id.0, &r);
+            if let Err(e) = &r {
+                crate::api::profile::execution_failed(s, v, e);
+            }
+            r.map(|_| ())
         })
     })
 }
