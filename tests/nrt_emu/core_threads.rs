@@ -1,5 +1,5 @@
-//! Determinism of executions driven from several host threads (DESIGN "What determinism means
-//! with host threads", docs/simulator.md §8.1): two models on two cores of one device, executed
+//! Determinism of executions driven from several host threads (docs/simulator.md §8, §8.1):
+//! two models on two cores of one device, executed
 //! from 1, 2 and 8 host threads, sync and async, and an LNC=2 model from 1 and 2 threads, give
 //! the same outputs and the same per-execution cycle counts on every run. Only the order in
 //! which the executions of different threads interleave may differ, so the cycle counts are
