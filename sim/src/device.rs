@@ -201,7 +201,12 @@ impl Device {
 
     fn sem_changed(&mut self, nc: NcIndex, id: SemaphoreId) {
         let value = self.cores[nc.index()].sems[id.index()];
-        if id == reserved::INFERENCE_START && value > 0 {
+        // A doorbell wakes an idle sequencer only: a busy one takes the next execution when it
+        // completes the current one (`seq_complete`). Waking it mid-execution would run a
+        // timed phase (start, completion) at the doorbell's arrival cycle instead of its own,
+        // letting host timing into the execution's cycles (docs/simulator.md §8.1).
+        let idle = self.cores[nc.index()].seq.phase == crate::sequencer::Phase::Idle;
+        if id == reserved::INFERENCE_START && value > 0 && idle {
             self.sched.schedule(self.now, nc.0, Unit::Sequencer);
         }
         self.wake_engines(nc, |w| match *w {

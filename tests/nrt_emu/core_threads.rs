@@ -1,5 +1,5 @@
-//! Determinism of executions driven from several host threads (DESIGN "What determinism means
-//! with host threads", docs/simulator.md §8.1): two models on two cores of one device, executed
+//! Determinism of executions driven from several host threads (docs/simulator.md §8, §8.1):
+//! two models on two cores of one device, executed
 //! from 1, 2 and 8 host threads, sync and async, and an LNC=2 model from 1 and 2 threads, give
 //! the same outputs and the same per-execution cycle counts on every run. Only the order in
 //! which the executions of different threads interleave may differ, so the cycle counts are
@@ -65,9 +65,12 @@ fn load(rt: &Runtime, name: &str, target: Target) -> Loaded {
     }
 }
 
+/// What [`drive`] returns: each execution's per-core cycles, and the outputs.
+type Driven = (Vec<Vec<u64>>, Vec<Vec<u8>>);
+
 /// `n` executions of `l` from the calling thread, sync, or async with up to 4 in flight;
 /// returns each execution's cycles and the outputs.
-fn drive(rt: &Runtime, l: &Loaded, n: usize, asynchronous: bool) -> (Vec<Vec<u64>>, Vec<Vec<u8>>) {
+fn drive(rt: &Runtime, l: &Loaded, n: usize, asynchronous: bool) -> Driven {
     let (ins, outs) = (&l.ins, &l.outs);
     let mut cycles = Vec::with_capacity(n);
     if asynchronous {
@@ -96,8 +99,7 @@ fn run(models: &[(&str, Target)], threads: usize, async_max_inflight: u32) -> Ve
     let rt = runtime(target, async_max_inflight);
     let loaded: Vec<Loaded> = models.iter().map(|&(n, t)| load(&rt, n, t)).collect();
     let asynchronous = async_max_inflight > 0;
-    let mut results: Vec<(Vec<Vec<u64>>, Vec<Vec<u8>>)> =
-        loaded.iter().map(|_| (Vec::new(), Vec::new())).collect();
+    let mut results: Vec<Driven> = loaded.iter().map(|_| (Vec::new(), Vec::new())).collect();
     if threads == 1 {
         for _ in 0..EXECS {
             for (l, r) in loaded.iter().zip(&mut results) {
@@ -109,7 +111,7 @@ fn run(models: &[(&str, Target)], threads: usize, async_max_inflight: u32) -> Ve
     } else {
         let per_model = threads / loaded.len();
         assert!(per_model >= 1 && EXECS.is_multiple_of(per_model));
-        let done: Vec<Vec<(Vec<Vec<u64>>, Vec<Vec<u8>>)>> = std::thread::scope(|s| {
+        let done: Vec<Vec<Driven>> = std::thread::scope(|s| {
             let handles: Vec<Vec<_>> = loaded
                 .iter()
                 .map(|l| {
