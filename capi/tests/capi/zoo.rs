@@ -5,57 +5,9 @@ use std::path::Path;
 use std::process::Command;
 
 use nrt_fixtures::{zoo, GOLDEN_SEED};
-use nrt_hal::Dtype;
+use nrt_runtime::manifest::{npy_bytes, npy_data_range};
 
 use crate::support::{artifact, compile, have, link_flags, run, scratch, text};
-
-fn descr(d: Dtype) -> &'static str {
-    match d {
-        Dtype::F32 | Dtype::F32r => "<f4",
-        Dtype::F16 => "<f2",
-        Dtype::Bf16 | Dtype::U16 => "<u2",
-        Dtype::Fp8E3 | Dtype::Fp8E4 | Dtype::Fp8E5 | Dtype::U8 => "|u1",
-        Dtype::I8 => "|i1",
-        Dtype::I16 => "<i2",
-        Dtype::I32 => "<i4",
-        Dtype::U32 => "<u4",
-        Dtype::I64 => "<i8",
-        Dtype::U64 => "<u8",
-    }
-}
-
-/// An `.npy` (version 1) of `data`.
-fn npy(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
-    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
-    let dims = if dims.len() == 1 {
-        format!("({},)", dims[0])
-    } else {
-        format!("({})", dims.join(", "))
-    };
-    let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {dims}, }}");
-    while (10 + h.len() + 1) % 64 != 0 {
-        h.push(' ');
-    }
-    h.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(h.len() as u16).to_le_bytes());
-    out.extend_from_slice(h.as_bytes());
-    out.extend_from_slice(data);
-    out
-}
-
-/// The data bytes of an `.npy` file.
-fn npy_data(bytes: &[u8]) -> &[u8] {
-    assert_eq!(&bytes[..6], b"\x93NUMPY");
-    let (len, start) = match bytes[6] {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        _ => (
-            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-            12,
-        ),
-    };
-    &bytes[start + len..]
-}
 
 #[test]
 fn zoo_models_through_the_c_api_match_nrt_emu_run_on_sim_and_driver() {
@@ -86,7 +38,8 @@ fn zoo_models_through_the_c_api_match_nrt_emu_run_on_sim_and_driver() {
         for (spec, data) in m.inputs.iter().zip(&inputs) {
             std::fs::write(dir.join(format!("{}.bin", spec.name)), data).unwrap();
             let f = dir.join(format!("{}.npy", spec.name));
-            std::fs::write(&f, npy(descr(spec.dtype), &spec.shape, data)).unwrap();
+            let shape: Vec<u64> = spec.shape.iter().map(|&d| d as u64).collect();
+            std::fs::write(&f, npy_bytes(spec.dtype, &shape, data).unwrap()).unwrap();
             args.push("--input".into());
             args.push(format!("{}={}", spec.name, f.display()));
         }
@@ -124,8 +77,11 @@ fn zoo_models_through_the_c_api_match_nrt_emu_run_on_sim_and_driver() {
                 let got = std::fs::read(out_dir.join(format!("{}.bin", spec.name))).unwrap();
                 let want = std::fs::read(want_dir.join(format!("{}.npy", spec.name)))
                     .unwrap_or_else(|e| panic!("{id}: {} of nrt-emu run: {e}", spec.name));
+                let data = npy_data_range(&spec.name, &want)
+                    .unwrap()
+                    .expect("a plain .npy");
                 assert!(
-                    got == npy_data(&want),
+                    got == want[data],
                     "{id} on {backend}: output {} differs from nrt-emu run",
                     spec.name
                 );

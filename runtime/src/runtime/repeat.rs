@@ -46,7 +46,7 @@ impl Runtime {
         let mut report = None;
         let mut prev: Option<&TensorSet> = None;
         for run in 0..count {
-            let dst = if (count - 1 - run) % 2 == 0 {
+            let dst = if (count - 1 - run).is_multiple_of(2) {
                 outputs
             } else {
                 &spare
