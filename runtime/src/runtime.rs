@@ -89,6 +89,10 @@ impl MemberSource for Neff {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ModelId(pub u32);
 
+/// A set's device stand-in (`None`: the set itself is on the device) and the (host, device
+/// clone) pairs to copy back.
+type DeviceClones = (Option<TensorSet>, Vec<(Tensor, Tensor)>);
+
 /// A loaded model: the registry value.
 #[derive(Debug)]
 pub struct LoadedModel {
@@ -721,7 +725,10 @@ impl Runtime {
         let (din, back_in) = self.to_device(&model, inputs)?;
         let (dout, back) = self.to_device(&model, outputs)?;
         let _ = back_in;
-        let (din, dout) = (din.as_ref().unwrap_or(inputs), dout.as_ref().unwrap_or(outputs));
+        let (din, dout) = (
+            din.as_ref().unwrap_or(inputs),
+            dout.as_ref().unwrap_or(outputs),
+        );
         let ticket = loop {
             match self.exec.submit(&model, din, dout) {
                 Err(e) if e.status == NrtStatus::QueueFull => self.exec.wait_for_slot(model.vnc)?,
@@ -746,11 +753,7 @@ impl Runtime {
 
     /// Device clones of a set's host and virtual tensors (sync mode only): `None` (and no
     /// clone, so no allocation) when every tensor of the set is already on the device.
-    fn to_device(
-        &self,
-        model: &LoadedModel,
-        set: &TensorSet,
-    ) -> Result<(Option<TensorSet>, Vec<(Tensor, Tensor)>)> {
+    fn to_device(&self, model: &LoadedModel, set: &TensorSet) -> Result<DeviceClones> {
         if set.iter().all(|(_, t)| t.placement() == Placement::Device) {
             return Ok((None, Vec::new()));
         }
