@@ -89,6 +89,10 @@ impl MemberSource for Neff {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ModelId(pub u32);
 
+/// A set's device stand-in (`None`: the set itself is on the device) and the (host, device
+/// clone) pairs to copy back.
+type DeviceClones = (Option<TensorSet>, Vec<(Tensor, Tensor)>);
+
 /// A loaded model: the registry value.
 #[derive(Debug)]
 pub struct LoadedModel {
@@ -124,10 +128,20 @@ pub struct ModelExec {
     pub config: Vec<([u8; 32], [u8; 32])>,
     /// Executions submitted and not yet completed.
     pub in_flight: AtomicU32,
+    /// Whether the model's input names, and its output names, are pairwise distinct (checked
+    /// once here, so a set's check is linear: see [`crate::tensor::check_set`]).
+    pub distinct_names: (bool, bool),
 }
 
 impl ModelExec {
     fn new(parsed: &Parsed, cores: &[CoreModel]) -> Self {
+        let distinct = |ts: &[crate::kbin::IoTensor]| {
+            let mut names: Vec<&str> = ts.iter().map(|t| t.name.as_str()).collect();
+            names.sort_unstable();
+            names.windows(2).all(|w| w[0] != w[1])
+        };
+        let m = &parsed.model;
+        let distinct_names = (distinct(&m.inputs), distinct(&m.outputs));
         let caches = cores
             .iter()
             .map(|c| {
@@ -171,6 +185,7 @@ impl ModelExec {
             caches: Mutex::new(caches),
             config,
             in_flight: AtomicU32::new(0),
+            distinct_names,
         }
     }
 }
@@ -710,8 +725,12 @@ impl Runtime {
         let (din, back_in) = self.to_device(&model, inputs)?;
         let (dout, back) = self.to_device(&model, outputs)?;
         let _ = back_in;
+        let (din, dout) = (
+            din.as_ref().unwrap_or(inputs),
+            dout.as_ref().unwrap_or(outputs),
+        );
         let ticket = loop {
-            match self.exec.submit(&model, &din, &dout) {
+            match self.exec.submit(&model, din, dout) {
                 Err(e) if e.status == NrtStatus::QueueFull => self.exec.wait_for_slot(model.vnc)?,
                 r => break r?,
             }
@@ -732,12 +751,12 @@ impl Runtime {
         report
     }
 
-    /// Device clones of a set's host and virtual tensors (sync mode only).
-    fn to_device(
-        &self,
-        model: &LoadedModel,
-        set: &TensorSet,
-    ) -> Result<(TensorSet, Vec<(Tensor, Tensor)>)> {
+    /// Device clones of a set's host and virtual tensors (sync mode only): `None` (and no
+    /// clone, so no allocation) when every tensor of the set is already on the device.
+    fn to_device(&self, model: &LoadedModel, set: &TensorSet) -> Result<DeviceClones> {
+        if set.iter().all(|(_, t)| t.placement() == Placement::Device) {
+            return Ok((None, Vec::new()));
+        }
         let mut out = TensorSet::new();
         let mut cloned = Vec::new();
         for (name, t) in set.iter() {
@@ -757,7 +776,7 @@ impl Runtime {
             out.add(name, d.clone());
             cloned.push((t.clone(), d));
         }
-        Ok((out, cloned))
+        Ok((Some(out), cloned))
     }
 
     /// Submits an execution and returns at once (async mode; device tensors only). Waits for

@@ -579,11 +579,17 @@ pub struct TensorInfo {
 }
 
 /// Checks a caller's set against a model's contract: every name bound, sizes equal, all on
-/// logical core `vnc`.
+/// logical core `vnc`, and no name bound that the model does not declare.
+///
+/// Linear in the number of tensors when `distinct` (the model's names are pairwise distinct,
+/// known from load): every declared name was then found in the set, so the set binds an
+/// undeclared one exactly when it holds more tensors than the model declares. Otherwise (or
+/// to name the undeclared tensor) the set is scanned against the declared names.
 pub(crate) fn check_set(
     kind: &str,
     set: &TensorSet,
     want: &[crate::kbin::IoTensor],
+    distinct: bool,
     vnc: u32,
 ) -> Result<()> {
     for io in want {
@@ -608,6 +614,9 @@ pub(crate) fn check_set(
                 t.vnc()
             )));
         }
+    }
+    if distinct && set.len() == want.len() {
+        return Ok(());
     }
     for (name, _) in set.iter() {
         if !want.iter().any(|w| w.name == name) {

@@ -6,8 +6,11 @@
 //!
 //! * The FIFO of staged executions the worker has not finished, and the results it published.
 //! * The blocking: the worker sleeps until there is work or a shutdown, and a waiter sleeps
-//!   until its result is published, a predicate holds, or its timeout passes, all on one
-//!   condition variable notified (to all) on every change.
+//!   until its result is published, a predicate holds, or its timeout passes. The two sides
+//!   sleep on separate condition variables, and each is notified only when someone sleeps on
+//!   it (the board counts its sleepers under its lock): a push while the worker is busy
+//!   completing an earlier job, or a publish nobody waits for, makes no wake-up call (no
+//!   futex system call) at all.
 //!
 //! An execution stays at the front of the FIFO while the worker completes it and leaves it
 //! only in the same critical section that publishes its result, so a waiter never sees it in
@@ -27,12 +30,19 @@ struct Board<J, R> {
     pending: VecDeque<J>,
     results: BTreeMap<u64, R>,
     shutdown: bool,
+    /// Whether the worker sleeps on `work` (set and cleared by the worker under the lock).
+    worker_idle: bool,
+    /// How many waiters sleep on `done` (counted under the lock).
+    waiters: u32,
 }
 
 /// One logical core's queue of staged jobs `J` and published results `R`.
 pub struct Handoff<J, R> {
     board: Mutex<Board<J, R>>,
-    cond: Condvar,
+    /// The worker sleeps here: notified by a push or a shutdown that finds it idle.
+    work: Condvar,
+    /// Waiters sleep here: notified by a publish or a shutdown that finds any.
+    done: Condvar,
 }
 
 impl<J, R> Default for Handoff<J, R> {
@@ -60,8 +70,11 @@ impl<J, R> Handoff<J, R> {
                 pending: VecDeque::new(),
                 results: BTreeMap::new(),
                 shutdown: false,
+                worker_idle: false,
+                waiters: 0,
             }),
-            cond: Condvar::new(),
+            work: Condvar::new(),
+            done: Condvar::new(),
         }
     }
 
@@ -71,15 +84,20 @@ impl<J, R> Handoff<J, R> {
         self.board.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// A waiter's sleep on `done`, counted so a publish knows to notify.
     fn wait_timeout<'a>(
         &self,
-        b: MutexGuard<'a, Board<J, R>>,
+        mut b: MutexGuard<'a, Board<J, R>>,
         timeout: Duration,
     ) -> MutexGuard<'a, Board<J, R>> {
-        self.cond
+        b.waiters += 1;
+        let mut b = self
+            .done
             .wait_timeout(b, timeout)
             .unwrap_or_else(PoisonError::into_inner)
-            .0
+            .0;
+        b.waiters -= 1;
+        b
     }
 
     /// Makes room for `additional` pending jobs without reallocating later.
@@ -87,10 +105,17 @@ impl<J, R> Handoff<J, R> {
         self.lock().pending.reserve(additional);
     }
 
-    /// Queues a staged job for the worker.
+    /// Queues a staged job for the worker, waking it only if it sleeps (a busy worker finds
+    /// the job when it looks for its next one).
     pub fn push(&self, job: J) {
-        self.lock().pending.push_back(job);
-        self.cond.notify_all();
+        let idle = {
+            let mut b = self.lock();
+            b.pending.push_back(job);
+            b.worker_idle
+        };
+        if idle {
+            self.work.notify_one();
+        }
     }
 
     /// The worker's side: blocks until a job is pending and returns (a copy of) the oldest,
@@ -107,19 +132,24 @@ impl<J, R> Handoff<J, R> {
             if b.shutdown {
                 return None;
             }
-            b = self.cond.wait(b).unwrap_or_else(PoisonError::into_inner);
+            b.worker_idle = true;
+            b = self.work.wait(b).unwrap_or_else(PoisonError::into_inner);
+            b.worker_idle = false;
         }
     }
 
     /// The worker's side: the oldest job finished with `result`, published under `seq_id`.
-    /// Wakes every waiter.
+    /// Wakes every waiter (each checks whether its result or predicate is there).
     pub fn finish(&self, seq_id: u64, result: R) {
-        {
+        let waiters = {
             let mut b = self.lock();
             b.pending.pop_front();
             b.results.insert(seq_id, result);
+            b.waiters
+        };
+        if waiters > 0 {
+            self.done.notify_all();
         }
-        self.cond.notify_all();
     }
 
     /// Takes the result published under `seq_id`, waiting up to `timeout` for it; `None` if it
@@ -167,6 +197,7 @@ impl<J, R> Handoff<J, R> {
     /// Asks the worker to stop once the pending jobs are done, and wakes it.
     pub fn shutdown(&self) {
         self.lock().shutdown = true;
-        self.cond.notify_all();
+        self.work.notify_all();
+        self.done.notify_all();
     }
 }

@@ -463,8 +463,9 @@ pub(crate) fn validate_sets(
             inputs.len()
         )));
     }
-    crate::tensor::check_set("input", inputs, &m.inputs, model.vnc)?;
-    crate::tensor::check_set("output", outputs, &m.outputs, model.vnc)?;
+    let (ins_distinct, outs_distinct) = model.exec.distinct_names;
+    crate::tensor::check_set("input", inputs, &m.inputs, ins_distinct, model.vnc)?;
+    crate::tensor::check_set("output", outputs, &m.outputs, outs_distinct, model.vnc)?;
     if m.subgraphs.iter().any(|k| k.cc_streams > 0) {
         return Err(Error::invalid(
             "the model declares collectives streams (cc_streams); this platform has no collectives fabric",
