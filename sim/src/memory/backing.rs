@@ -186,13 +186,7 @@ impl Block {
             any(target_arch = "x86_64", target_arch = "aarch64")
         ))]
         if len >= MMAP_THRESHOLD {
-            return os::map_zeroed(len)
-                .map(|ptr| Block {
-                    ptr,
-                    len,
-                    origin: Origin::Mapped,
-                })
-                .ok_or(BlockAllocFailed);
+            return Block::mapped(len);
         }
         let layout = std::alloc::Layout::from_size_align(len, 1).map_err(|_| BlockAllocFailed)?;
         // SAFETY: `layout` has a non-zero size (checked above). Alignment 1 keeps the system
@@ -208,8 +202,9 @@ impl Block {
     }
 
     /// A zero-filled block of `len` bytes (`len > 0`) that is an anonymous mapping whatever its
-    /// size (where supported), so that its pages can be counted and discarded.
-    fn zeroed_mapped(len: usize) -> Result<Block, BlockAllocFailed> {
+    /// size (where supported), so that its pages can be counted and discarded. Elsewhere it is
+    /// a heap block, as [`Block::zeroed`] gives.
+    fn mapped(len: usize) -> Result<Block, BlockAllocFailed> {
         #[cfg(all(
             target_os = "linux",
             any(target_arch = "x86_64", target_arch = "aarch64")
@@ -336,8 +331,8 @@ impl ZeroPages {
     ///
     /// If the host cannot reserve the address space (as `vec!` would on allocation failure).
     pub(crate) fn new(len: usize) -> ZeroPages {
-        let block = Block::zeroed_mapped(len)
-            .unwrap_or_else(|_| std::alloc::handle_alloc_error(layout_of(len)));
+        let block =
+            Block::mapped(len).unwrap_or_else(|_| std::alloc::handle_alloc_error(layout_of(len)));
         ZeroPages { block }
     }
 
