@@ -82,7 +82,7 @@ mod onchip;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use nrt_hal::abi::MemAllocCategory;
 use nrt_hal::hal::{AllocRequest, CoreMemUsage, MemInfo, MemLocation};
@@ -193,6 +193,71 @@ impl Chunk {
     }
 }
 
+/// The last few allocations an address lookup found: their address ranges and slots.
+///
+/// A DMA descriptor pair touches up to four allocations (the TX ring, the RX ring, the source
+/// and the destination buffer), so a single remembered allocation misses on nearly every access,
+/// and a miss walks the address B-tree. An entry is only a guess: the lookup takes the first
+/// entry whose range contains the access and checks that slot's live chunk really does, so a
+/// freed, reused or (under concurrent `&self` lookups) torn entry costs a miss, never a wrong
+/// answer. Hits change nothing but speed. Atomics, because lookups take `&self` and the memory
+/// is `Sync`.
+#[derive(Debug)]
+struct RecentHits {
+    /// Most recently inserted first; unused entries hold an empty range.
+    entries: [RecentHit; RECENT_HITS],
+}
+
+/// One [`RecentHits`] entry: the allocation `[first, end)` in `slot`.
+#[derive(Debug, Default)]
+struct RecentHit {
+    first: AtomicU64,
+    end: AtomicU64,
+    slot: AtomicUsize,
+}
+
+/// How many recent lookups [`RecentHits`] remembers.
+const RECENT_HITS: usize = 4;
+
+impl RecentHits {
+    fn new() -> Self {
+        RecentHits {
+            entries: std::array::from_fn(|_| RecentHit::default()),
+        }
+    }
+
+    /// The slot of the first entry whose range contains `[addr, addr + len)`.
+    #[inline]
+    fn candidate(&self, addr: u64, len: u64) -> Option<usize> {
+        self.entries.iter().find_map(|e| {
+            let first = e.first.load(Ordering::Relaxed);
+            let room = e.end.load(Ordering::Relaxed).checked_sub(first)?;
+            let inside = addr.checked_sub(first)? <= room.checked_sub(len)?;
+            inside.then(|| e.slot.load(Ordering::Relaxed))
+        })
+    }
+
+    /// Remembers the allocation `[first, end)` in `slot` as the most recent, forgetting the
+    /// oldest.
+    fn insert(&self, first: u64, end: u64, slot: usize) {
+        for i in (1..RECENT_HITS).rev() {
+            let (newer, older) = (&self.entries[i - 1], &self.entries[i]);
+            let copy = |to: &AtomicU64, from: &AtomicU64| {
+                to.store(from.load(Ordering::Relaxed), Ordering::Relaxed)
+            };
+            copy(&older.first, &newer.first);
+            copy(&older.end, &newer.end);
+            older
+                .slot
+                .store(newer.slot.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+        let e = &self.entries[0];
+        e.first.store(first, Ordering::Relaxed);
+        e.end.store(end, Ordering::Relaxed);
+        e.slot.store(slot, Ordering::Relaxed);
+    }
+}
+
 /// The memory of one simulated device: HBM and host DMA allocations, and each core's on-chip
 /// memory. See the module docs for the allocator and access rules.
 #[derive(Debug)]
@@ -203,8 +268,8 @@ pub struct DeviceMemory {
     table: HandleTable<Chunk>,
     /// Live allocations by first address → slot.
     by_addr: BTreeMap<u64, usize>,
-    /// Slot of the allocation the last address lookup hit (verified on use).
-    last_hit: AtomicUsize,
+    /// The allocations recent address lookups hit (verified on use), see [`RecentHits`].
+    recent: RecentHits,
     usage: Vec<CoreMemUsage>,
     poisoned: BTreeSet<u64>,
     onchip: Vec<OnChip>,
@@ -230,7 +295,7 @@ impl DeviceMemory {
             placer: Placer::new(target, offset),
             table: HandleTable::new(),
             by_addr: BTreeMap::new(),
-            last_hit: AtomicUsize::new(usize::MAX),
+            recent: RecentHits::new(),
             usage: vec![CoreMemUsage::default(); cores],
             poisoned: BTreeSet::new(),
             onchip: (0..cores).map(|_| OnChip::new(target)).collect(),
@@ -397,13 +462,15 @@ impl DeviceMemory {
     /// The slot of the live allocation containing `[addr, addr + len)` and the offset inside it.
     #[inline]
     fn locate(&self, addr: u64, len: u64) -> Option<(usize, usize)> {
-        let hint = self.last_hit.load(Ordering::Relaxed);
-        if let Some(off) = self.table.slot(hint).and_then(|c| c.offset_of(addr, len)) {
-            return Some((hint, off));
+        if let Some(slot) = self.recent.candidate(addr, len) {
+            if let Some(off) = self.table.slot(slot).and_then(|c| c.offset_of(addr, len)) {
+                return Some((slot, off));
+            }
         }
         let (_, &slot) = self.by_addr.range(..=addr).next_back()?;
-        let off = self.table.slot(slot)?.offset_of(addr, len)?;
-        self.last_hit.store(slot, Ordering::Relaxed);
+        let chunk = self.table.slot(slot)?;
+        let off = chunk.offset_of(addr, len)?;
+        self.recent.insert(chunk.pa, chunk.pa + chunk.size, slot);
         Some((slot, off))
     }
 
