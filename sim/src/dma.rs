@@ -573,18 +573,27 @@ impl Device {
     /// source or destination is memory (see module docs).
     fn dma_cost(&mut self, nc: NcIndex, touches_hbm: bool, len: u64, t: u64) -> u64 {
         let spec = self.target.spec();
-        let f = spec.clocks.sp as u128;
-        let div_ceil = |a: u128, b: u128| a.div_ceil(b) as u64;
-        let engine = self.timing.dma_descriptor_cycles
-            + div_ceil(len as u128 * f, spec.dma_engine_bandwidth as u128);
+        let f = spec.clocks.sp;
+        let engine =
+            self.timing.dma_descriptor_cycles + cycles_for(len, f, spec.dma_engine_bandwidth);
         if !touches_hbm {
             return engine;
         }
-        let per_core = spec.hbm_bandwidth as u128 / spec.nc_count as u128;
-        let hbm = div_ceil(len as u128 * f, per_core);
+        let hbm = cycles_for(len, f, spec.hbm_bandwidth / spec.nc_count as u64);
         let core = &mut self.cores[nc.index()];
         let start = core.hbm_free_at.max(t);
         core.hbm_free_at = start + hbm;
         (t + engine).max(core.hbm_free_at) - t
+    }
+}
+
+/// `⌈len · f / bandwidth⌉`: the cycles at clock `f` (Hz) that moving `len` bytes takes at
+/// `bandwidth` bytes/s. In 64-bit arithmetic when the product fits (any descriptor's `len`),
+/// else in 128-bit (a 128-bit division is a slow library call); the result is the same.
+#[inline]
+fn cycles_for(len: u64, f: u64, bandwidth: u64) -> u64 {
+    match len.checked_mul(f) {
+        Some(p) => p.div_ceil(bandwidth),
+        None => (len as u128 * f as u128).div_ceil(bandwidth as u128) as u64,
     }
 }
