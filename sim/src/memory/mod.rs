@@ -217,7 +217,7 @@ struct RecentHit {
 }
 
 /// How many recent lookups [`RecentHits`] remembers.
-const RECENT_HITS: usize = 4;
+const RECENT_HITS: usize = 8;
 
 impl RecentHits {
     fn new() -> Self {
