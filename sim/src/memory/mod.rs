@@ -467,6 +467,14 @@ impl DeviceMemory {
                 return Some((slot, off));
             }
         }
+        self.locate_in_tree(addr, len)
+    }
+
+    /// [`DeviceMemory::locate`] when no recent allocation holds the range: the address B-tree,
+    /// out of line so the common path stays small enough to inline.
+    #[cold]
+    #[inline(never)]
+    fn locate_in_tree(&self, addr: u64, len: u64) -> Option<(usize, usize)> {
         let (_, &slot) = self.by_addr.range(..=addr).next_back()?;
         let chunk = self.table.slot(slot)?;
         let off = chunk.offset_of(addr, len)?;
