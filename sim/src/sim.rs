@@ -11,7 +11,9 @@
 //! - **Hand-over.** A wait simulates with the lock held, but every other HAL call queued for
 //!   the lock registers as a *contender*; between two events the wait hands the lock to the
 //!   contenders and takes it back, so a submit (copies, queue starts, semaphore reads, the
-//!   doorbell) waits for one event, never for a whole simulation. A waiting call is not a
+//!   doorbell) waits for one event, never for a whole simulation. A contender spins for the
+//!   lock before it sleeps on it: a sleeping one would cost the wait a futex wake-up and
+//!   itself a reschedule per call. A waiting call is not a
 //!   contender: waits on different cores do not trade the lock, whichever holds it advances
 //!   the device for both.
 //! - **Why host timing cannot leak in.** Cores share no timing state (each has its own
@@ -33,7 +35,7 @@
 //! That is how a hung engine surfaces to the runtime.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use nrt_hal::abi::MemAllocCategory;
@@ -49,6 +51,10 @@ use nrt_hal::{
 
 use crate::config::SimConfig;
 use crate::device::{Device, SimStats};
+
+/// How many times a contender tries the device lock before sleeping on it (each try a
+/// compare-and-swap and a spin hint: tens of microseconds in all).
+const CONTENDER_SPINS: u32 = 2000;
 
 /// A simulated Neuron device.
 pub struct Sim {
@@ -95,10 +101,25 @@ impl Sim {
             return g;
         }
         self.contenders.fetch_add(1, Ordering::SeqCst);
-        let g = self.lock_for_wait();
+        let g = self.lock_contended();
         self.handoffs.fetch_add(1, Ordering::SeqCst);
         self.contenders.fetch_sub(1, Ordering::SeqCst);
         g
+    }
+
+    /// The device lock for a registered contender: a simulating wait releases it within one
+    /// event (well under a microsecond), so spin for it a while before sleeping on the mutex —
+    /// a sleeping contender costs the wait a futex wake-up and the contender a reschedule per
+    /// HAL call, which is what serialised async submission with simulation.
+    fn lock_contended(&self) -> MutexGuard<'_, Device> {
+        for _ in 0..CONTENDER_SPINS {
+            match self.dev.try_lock() {
+                Ok(g) => return g,
+                Err(TryLockError::Poisoned(p)) => return p.into_inner(),
+                Err(TryLockError::WouldBlock) => std::hint::spin_loop(),
+            }
+        }
+        self.lock_for_wait()
     }
 
     /// The device lock, not registered as a contender (for waits, which simulate).
