@@ -146,11 +146,15 @@ pub fn cost(instr: &Instruction, engine: EngineKind, target: Target) -> EngineCy
 /// up; saturates at `u64::MAX`.
 pub fn to_device_cycles(engine_cycles: EngineCycles, engine: EngineKind, target: Target) -> u64 {
     let clocks = &target.spec().clocks;
-    let f_engine = u128::from(clocks.of(engine));
-    let f_sp = u128::from(clocks.sp);
+    let (f_engine, f_sp) = (clocks.of(engine), clocks.sp);
     if f_engine == 0 {
         return engine_cycles.0;
     }
-    let device = (u128::from(engine_cycles.0) * f_sp).div_ceil(f_engine);
+    // 64-bit when the product fits (every instruction's cost): a 128-bit division is a slow
+    // library call, once per retired instruction.
+    if let Some(p) = engine_cycles.0.checked_mul(f_sp) {
+        return p.div_ceil(f_engine);
+    }
+    let device = (u128::from(engine_cycles.0) * u128::from(f_sp)).div_ceil(u128::from(f_engine));
     u64::try_from(device).unwrap_or(u64::MAX)
 }
