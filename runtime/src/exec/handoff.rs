@@ -11,6 +11,13 @@
 //!   it (the board counts its sleepers under its lock): a push while the worker is busy
 //!   completing an earlier job, or a publish nobody waits for, makes no wake-up call (no
 //!   futex system call) at all.
+//! * The worker's short poll before it sleeps: finding no job, it watches the queue's length
+//!   (an atomic mirror, written under the lock) for up to [`IDLE_SPIN`] before it marks
+//!   itself idle and sleeps. A submit that follows a completion closely (a pipelined caller:
+//!   wait, then submit again) then finds the worker awake and makes no wake-up call, which
+//!   would otherwise cost it a futex system call and an inter-processor interrupt. The poll
+//!   only decides when the worker looks again: whether a job is there is always decided
+//!   under the lock, so it changes no result or order. (Under loom there is no poll.)
 //!
 //! An execution stays at the front of the FIFO while the worker completes it and leaves it
 //! only in the same critical section that publishes its result, so a waiter never sees it in
@@ -24,7 +31,10 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use crate::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use crate::sync::{AtomicU64, Condvar, Mutex, MutexGuard, Ordering, PoisonError};
+
+/// How long an idle worker polls for a next job before it sleeps (see the module docs).
+pub const IDLE_SPIN: Duration = Duration::from_micros(50);
 
 struct Board<J, R> {
     pending: VecDeque<J>,
@@ -39,6 +49,9 @@ struct Board<J, R> {
 /// One logical core's queue of staged jobs `J` and published results `R`.
 pub struct Handoff<J, R> {
     board: Mutex<Board<J, R>>,
+    /// `pending.len()`, stored under the lock at every change: what the worker's poll
+    /// watches (a hint only; see [`Handoff::next`]).
+    queued: AtomicU64,
     /// The worker sleeps here: notified by a push or a shutdown that finds it idle.
     work: Condvar,
     /// Waiters sleep here: notified by a publish or a shutdown that finds any.
@@ -73,6 +86,7 @@ impl<J, R> Handoff<J, R> {
                 worker_idle: false,
                 waiters: 0,
             }),
+            queued: AtomicU64::new(0),
             work: Condvar::new(),
             done: Condvar::new(),
         }
@@ -111,6 +125,7 @@ impl<J, R> Handoff<J, R> {
         let idle = {
             let mut b = self.lock();
             b.pending.push_back(job);
+            self.queued.store(b.pending.len() as u64, Ordering::Relaxed);
             b.worker_idle
         };
         if idle {
@@ -120,11 +135,13 @@ impl<J, R> Handoff<J, R> {
 
     /// The worker's side: blocks until a job is pending and returns (a copy of) the oldest,
     /// which stays queued until [`finish`](Self::finish); `None` once shut down and drained.
+    /// Finding none, it first polls for up to [`IDLE_SPIN`] (outside the lock), then sleeps.
     pub fn next(&self) -> Option<J>
     where
         J: Clone,
     {
         let mut b = self.lock();
+        let mut polled = false;
         loop {
             if let Some(front) = b.pending.front() {
                 return Some(front.clone());
@@ -132,11 +149,40 @@ impl<J, R> Handoff<J, R> {
             if b.shutdown {
                 return None;
             }
+            if !polled {
+                polled = true;
+                drop(b);
+                self.poll_for_job();
+                b = self.lock();
+                continue;
+            }
             b.worker_idle = true;
             b = self.work.wait(b).unwrap_or_else(PoisonError::into_inner);
             b.worker_idle = false;
         }
     }
+
+    /// Returns once a job looks queued or [`IDLE_SPIN`] passed (a hint: the caller re-checks
+    /// under the lock).
+    #[cfg(not(loom))]
+    fn poll_for_job(&self) {
+        let start = Instant::now();
+        loop {
+            for _ in 0..64 {
+                if self.queued.load(Ordering::Relaxed) > 0 {
+                    return;
+                }
+                std::hint::spin_loop();
+            }
+            if start.elapsed() >= IDLE_SPIN {
+                return;
+            }
+        }
+    }
+
+    /// Under loom the worker does not poll: it re-checks once and sleeps.
+    #[cfg(loom)]
+    fn poll_for_job(&self) {}
 
     /// The worker's side: the oldest job finished with `result`, published under `seq_id`.
     /// Wakes every waiter (each checks whether its result or predicate is there).
@@ -144,6 +190,7 @@ impl<J, R> Handoff<J, R> {
         let waiters = {
             let mut b = self.lock();
             b.pending.pop_front();
+            self.queued.store(b.pending.len() as u64, Ordering::Relaxed);
             b.results.insert(seq_id, result);
             b.waiters
         };

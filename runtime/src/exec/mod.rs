@@ -57,7 +57,7 @@ use crate::error::{Error, Result};
 use crate::load::stage::{CoreModel, IO_QUEUE};
 use crate::status::NrtStatus;
 use crate::tensor::TensorSet;
-use ring::HostRing;
+use ring::{HostRing, PairCtrl};
 use template::TriggerAddrs;
 
 /// Descriptors in each core's hardware exec queue (4 per execution).
@@ -87,6 +87,24 @@ pub struct ExecReport {
     pub cycles: Vec<u64>,
 }
 
+/// The checked `len_ctrl` words of the pairs a stage appends (see [`PairCtrl`]).
+#[derive(Debug, Clone, Copy)]
+struct StageCtrl {
+    word: PairCtrl,
+    request: PairCtrl,
+    word_end: PairCtrl,
+}
+
+impl StageCtrl {
+    fn new() -> Result<StageCtrl> {
+        Ok(StageCtrl {
+            word: PairCtrl::new(4, false)?,
+            request: PairCtrl::new(REQUEST_BUFFER_SIZE as u32, false)?,
+            word_end: PairCtrl::new(4, true)?,
+        })
+    }
+}
+
 /// Per-core execution state (the core's [`ticket::ComputeReqLock`] guards it and issues its
 /// execution indices).
 #[derive(Debug)]
@@ -97,6 +115,9 @@ pub struct CoreExec {
     page: MemHandle,
     page_pa: DeviceAddr,
     triggers: TriggerAddrs,
+    /// The length and flags of the pairs every execution appends: 4-byte word copies, the
+    /// request copy, and the end-of-block TX tail increment.
+    ctrl: StageCtrl,
     /// The core's `COMPLETION` count as last read: a lower bound of the executions retired
     /// (the count only grows until the core is reset, which replaces this state). Re-read only
     /// when a decision needs a fresher value (see [`CoreExec::stage`]).
@@ -130,6 +151,7 @@ impl CoreExec {
         let done = || -> Result<CoreExec> {
             let page_pa = hal.mem_info(page)?.pa;
             let triggers = TriggerAddrs::new(target, nc)?;
+            let ctrl = StageCtrl::new()?;
             let mut w = [0u8; 8];
             w[0..4].copy_from_slice(&nrt_hal::target::udma_regs::Q_SW_CTRL_RESET.to_le_bytes());
             w[4..8].copy_from_slice(&1u32.to_le_bytes());
@@ -175,6 +197,7 @@ impl CoreExec {
                 page,
                 page_pa,
                 triggers,
+                ctrl,
                 completed_seen: 0,
                 last_config: None,
                 shadow: vec![0; nq.size as usize],
@@ -278,11 +301,11 @@ impl CoreExec {
                 let w = e.words_pa.raw();
                 for &(dst, off) in regs {
                     self.io_ring
-                        .push(hal, DeviceAddr::new(w + off), dst, 4, false)?;
+                        .push_pair(DeviceAddr::new(w + off), dst, self.ctrl.word)?;
                 }
             }
             for &dst in &t.rewind {
-                self.io_ring.push(hal, reset, dst, 4, false)?;
+                self.io_ring.push_pair(reset, dst, self.ctrl.word)?;
             }
         }
         // ---- the request ----
@@ -296,13 +319,12 @@ impl CoreExec {
         // ---- the three trigger pairs ----
         let slot_pa = self.word(slot);
         let count_pa = self.word(slot + REQUEST_BUFFER_SIZE as u64);
-        let tr = self.triggers;
-        self.exec_ring
-            .push(hal, slot_pa, tr.request, REQUEST_BUFFER_SIZE as u32, false)?;
-        self.exec_ring
-            .push(hal, self.word(WORD_ONE), tr.load_event, 4, false)?;
-        self.exec_ring.push(hal, count_pa, tr.rx_tail, 4, false)?;
-        self.exec_ring.push(hal, count_pa, tr.tx_tail, 4, true)?;
+        let (tr, c) = (self.triggers, self.ctrl);
+        let one = self.word(WORD_ONE);
+        self.exec_ring.push_pair(slot_pa, tr.request, c.request)?;
+        self.exec_ring.push_pair(one, tr.load_event, c.word)?;
+        self.exec_ring.push_pair(count_pa, tr.rx_tail, c.word)?;
+        self.exec_ring.push_pair(count_pa, tr.tx_tail, c.word_end)?;
         self.io_ring.flush(hal)?;
         self.exec_ring.flush(hal)
     }

@@ -5,10 +5,49 @@
 
 use nrt_hal::abi::MemAllocCategory;
 use nrt_hal::hal::{AllocRequest, MemLocation, RingSpec};
-use nrt_hal::udma::{LenCtrlFlags, QueueProducer, RingGeometry, RxDesc, TxDesc, TxMeta, DESC_SIZE};
+use nrt_hal::udma::{
+    LenCtrl, LenCtrlFlags, QueueProducer, RingGeometry, TxMeta, DESC_SIZE, RING_ID_SHIFT,
+};
 use nrt_hal::{DeviceAddr, Hal, MemHandle, QueueRef};
 
 use crate::error::{Error, Result};
+
+/// The `len_ctrl` words of one copy pair's TX and RX descriptors without their ring ids:
+/// the length and flags, checked once when built so that appending a pair only adds the ring
+/// ids its slots carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairCtrl {
+    tx: u32,
+    rx: u32,
+}
+
+impl PairCtrl {
+    /// A pair copying `len` (1..=65536) bytes: TX `FIRST | LAST`; RX `INT_EN` when
+    /// `end_of_block` (the sequencer's end-of-block marker), else no flag.
+    pub fn new(len: u32, end_of_block: bool) -> Result<PairCtrl> {
+        let bad = |e: nrt_hal::udma::UdmaError| {
+            Error::failure(format!("building a {len}-byte descriptor pair: {e}"))
+        };
+        let rx_flags = if end_of_block {
+            LenCtrlFlags::INT_EN
+        } else {
+            LenCtrlFlags::empty()
+        };
+        Ok(PairCtrl {
+            tx: LenCtrl::encode(u64::from(len), 0, LenCtrlFlags::FIRST | LenCtrlFlags::LAST)
+                .map_err(bad)?,
+            rx: LenCtrl::encode(u64::from(len), 0, rx_flags).map_err(bad)?,
+        })
+    }
+}
+
+/// Writes one descriptor's 16 little-endian wire bytes (`len_ctrl`, `meta_ctrl`, buffer
+/// pointer: the layout of [`nrt_hal::udma::UdmaDesc::to_bytes`]).
+fn write_desc(slot: &mut [u8], len_ctrl: u32, meta_ctrl: u32, buf_ptr: u64) {
+    slot[0..4].copy_from_slice(&len_ctrl.to_le_bytes());
+    slot[4..8].copy_from_slice(&meta_ctrl.to_le_bytes());
+    slot[8..16].copy_from_slice(&buf_ptr.to_le_bytes());
+}
 
 /// One host-filled DMA queue. Appended pairs are gathered in two fixed staging buffers (sized
 /// at construction for the largest batch, so appending never allocates) and written to ring memory by [`HostRing::flush`]
@@ -91,29 +130,14 @@ impl HostRing {
         len: u32,
         end_of_block: bool,
     ) -> Result<()> {
-        let t = self.prod.tx.reserve();
-        let r = self.prod.rx.reserve();
-        let bad = |e: nrt_hal::udma::UdmaError| {
-            Error::failure(format!("building a descriptor for {}: {e}", self.queue))
-        };
-        let tx = TxDesc::new(
-            len as u64,
-            t.ring_id,
-            LenCtrlFlags::FIRST | LenCtrlFlags::LAST,
-            TxMeta::M2M,
-            src,
-        )
-        .map_err(bad)?;
-        let flags = if end_of_block {
-            LenCtrlFlags::INT_EN
-        } else {
-            LenCtrlFlags::empty()
-        };
-        let rx = RxDesc::new(len as u64, r.ring_id, flags, dst).map_err(bad)?;
-        if self.staged == 0 {
-            self.tx_start = t.index;
-            self.rx_start = r.index;
-        }
+        let _ = hal;
+        let ctrl = PairCtrl::new(len, end_of_block)?;
+        self.push_pair(src, dst, ctrl)
+    }
+
+    /// Appends one copy pair whose length and flags `ctrl` holds (checked when it was built):
+    /// the same descriptors as [`HostRing::push`], encoded straight into the staging buffers.
+    pub fn push_pair(&mut self, src: DeviceAddr, dst: DeviceAddr, ctrl: PairCtrl) -> Result<()> {
         let at = self.staged * DESC_SIZE;
         let (Some(tx_slot), Some(rx_slot)) = (
             self.tx_buf.get_mut(at..at + DESC_SIZE),
@@ -124,10 +148,25 @@ impl HostRing {
                 self.queue
             )));
         };
-        tx_slot.copy_from_slice(&tx.to_bytes());
-        rx_slot.copy_from_slice(&rx.to_bytes());
+        let t = self.prod.tx.reserve();
+        let r = self.prod.rx.reserve();
+        if self.staged == 0 {
+            self.tx_start = t.index;
+            self.rx_start = r.index;
+        }
+        write_desc(
+            tx_slot,
+            ctrl.tx | u32::from(t.ring_id) << RING_ID_SHIFT,
+            TxMeta::M2M.bits(),
+            src.raw(),
+        );
+        write_desc(
+            rx_slot,
+            ctrl.rx | u32::from(r.ring_id) << RING_ID_SHIFT,
+            0,
+            dst.raw(),
+        );
         self.staged += 1;
-        let _ = hal;
         Ok(())
     }
 

@@ -9,7 +9,7 @@
 //! async) into its bind stage; here the mode is the [`ExecMode`] enum, whose discriminants keep
 //! that inversion for anyone comparing traces.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -68,6 +68,9 @@ pub struct ExecRequest {
 pub struct AsyncQueue {
     handoff: Handoff<(Arc<LoadedModel>, Ticket, Option<TensorSet>), Result<ExecReport>>,
     worker: Mutex<Option<JoinHandle<()>>>,
+    /// Whether `worker` holds a running worker: set (after the spawn, under the `worker`
+    /// lock) and cleared (at shutdown) so that a submit finds its worker with one load.
+    started: AtomicBool,
 }
 
 /// Everything the execute path shares between API threads and workers.
@@ -226,8 +229,9 @@ impl ExecShared {
                     report.cycles.push(*cycles);
                 }
             }
-            let target = hal.device_info().ok().map(|d| d.target);
-            let describe = |n: &Notification| describe(model, i, nc, target, n);
+            // The generation read when the runtime opened the device (no HAL call per core
+            // per execution).
+            let describe = |n: &Notification| describe(model, i, nc, Some(self.target), n);
             if let Some(e) = status_of(&entries, &describe) {
                 if worst
                     .as_ref()
@@ -246,6 +250,9 @@ impl ExecShared {
     /// The async queue of `vnc`, with its worker started.
     pub fn async_queue(self: &Arc<Self>, vnc: u32) -> &AsyncQueue {
         let q = &self.queues[vnc as usize];
+        if q.started.load(Ordering::Acquire) {
+            return q;
+        }
         let mut w = lock(&q.worker);
         if w.is_none() {
             q.handoff
@@ -259,6 +266,7 @@ impl ExecShared {
                     .spawn(move || shared.worker(vnc))
                     .expect("spawning an async worker thread"),
             );
+            q.started.store(true, Ordering::Release);
         }
         q
     }
@@ -367,7 +375,12 @@ impl ExecShared {
     pub fn shutdown(&self) {
         for q in &self.queues {
             q.handoff.shutdown();
-            if let Some(h) = lock(&q.worker).take() {
+            let handle = {
+                let mut w = lock(&q.worker);
+                q.started.store(false, Ordering::Release);
+                w.take()
+            };
+            if let Some(h) = handle {
                 let _ = h.join();
             }
         }
