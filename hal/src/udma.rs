@@ -319,6 +319,7 @@ const _: () = assert!(core::mem::offset_of!(UdmaDesc, buf_ptr) == 8);
 
 impl UdmaDesc {
     /// The 16 little-endian wire bytes.
+    #[inline]
     pub fn to_bytes(&self) -> [u8; DESC_SIZE] {
         let mut out = [0u8; DESC_SIZE];
         out[0..4].copy_from_slice(&self.len_ctrl.to_le_bytes());
@@ -328,6 +329,7 @@ impl UdmaDesc {
     }
 
     /// Reads a descriptor from its 16 wire bytes.
+    #[inline]
     pub fn from_bytes(bytes: &[u8; DESC_SIZE]) -> UdmaDesc {
         let u32_at =
             |o: usize| u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]);
@@ -423,7 +425,14 @@ impl LenCtrl {
     pub fn encode(len: u64, ring_id: u8, flags: LenCtrlFlags) -> Result<u32, UdmaError> {
         let len = encode_len(len)?;
         let ring_id = check_ring_id(ring_id)?;
-        Ok(len | (ring_id as u32) << RING_ID_SHIFT | flags.bits())
+        Ok(LenCtrl::with_ring_id(len | flags.bits(), ring_id))
+    }
+
+    /// `len_ctrl` with its ring id replaced by `ring_id` (taken modulo 4): how a producer stamps
+    /// a word checked once (with ring id 0) onto each slot it fills.
+    #[inline]
+    pub const fn with_ring_id(len_ctrl: u32, ring_id: u8) -> u32 {
+        (len_ctrl & !RING_ID_MASK) | (((ring_id as u32) << RING_ID_SHIFT) & RING_ID_MASK)
     }
 
     /// Rejects a word with unused bits set.

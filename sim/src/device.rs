@@ -77,8 +77,6 @@ pub(crate) struct Core {
     pub nqs: BTreeMap<(u32, u32), NqState>,
     /// Cycle at which the core's HBM port is next free (per-core HBM bandwidth cap).
     pub hbm_free_at: u64,
-    /// Bandwidth cycles of recent DMA pair lengths.
-    pub pair_cycles: crate::dma::PairCycles,
     /// Entries that had no queue to go to.
     pub dropped_notifications: u64,
     /// Activity of the current (or last) execution.
@@ -98,7 +96,6 @@ impl Core {
             seq: Sequencer::default(),
             nqs: BTreeMap::new(),
             hbm_free_at: 0,
-            pair_cycles: Default::default(),
             profile: Default::default(),
             dropped_notifications: 0,
         }

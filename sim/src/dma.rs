@@ -38,6 +38,7 @@ use nrt_hal::target::{udma_regs, Direction, MmioReg, QueueReg};
 use nrt_hal::udma::{LenCtrlFlags, RingCursor, RingGeometry, RxDesc, TxDesc, UdmaDesc};
 use nrt_hal::{DeviceAddr, DmaEngine, MemHandle, NcIndex, QueueId, QueueRef};
 
+use crate::compute::cost::mul_div_ceil;
 use crate::device::{AccessFault, Device};
 use crate::memory::MemFault;
 use crate::sched::Unit;
@@ -572,62 +573,17 @@ impl Device {
     /// Cost in device cycles of one pair of `len` bytes starting at `t`, `touches_hbm` when its
     /// source or destination is memory (see module docs).
     fn dma_cost(&mut self, nc: NcIndex, touches_hbm: bool, len: u64, t: u64) -> u64 {
-        let (target, per_descriptor) = (self.target, self.timing.dma_descriptor_cycles);
-        let core = &mut self.cores[nc.index()];
-        let (engine, hbm) = core.pair_cycles.get(target, len);
-        let engine = per_descriptor + engine;
+        let spec = self.target.spec();
+        let f = spec.clocks.sp;
+        let engine =
+            self.timing.dma_descriptor_cycles + mul_div_ceil(len, f, spec.dma_engine_bandwidth);
         if !touches_hbm {
             return engine;
         }
+        let hbm = mul_div_ceil(len, f, spec.hbm_bandwidth / spec.nc_count as u64);
+        let core = &mut self.cores[nc.index()];
         let start = core.hbm_free_at.max(t);
         core.hbm_free_at = start + hbm;
         (t + engine).max(core.hbm_free_at) - t
-    }
-}
-
-/// The bandwidth cycles of a pair by its length — `⌈len · f_sp / B_engine⌉` on the engine and
-/// `⌈len · f_sp / (B_hbm / cores)⌉` on the core's HBM port — remembered for the last few
-/// lengths: a model's descriptors repeat a handful of lengths, and two divisions per pair were a
-/// visible part of simulating one.
-#[derive(Debug, Clone)]
-pub(crate) struct PairCycles {
-    /// `(len, engine cycles, HBM cycles)`, direct-mapped by length; `len == u64::MAX` is empty.
-    entries: [(u64, u64, u64); PAIR_CYCLES_ENTRIES],
-}
-
-const PAIR_CYCLES_ENTRIES: usize = 8;
-
-impl Default for PairCycles {
-    fn default() -> Self {
-        PairCycles {
-            entries: [(u64::MAX, 0, 0); PAIR_CYCLES_ENTRIES],
-        }
-    }
-}
-
-impl PairCycles {
-    /// The engine and HBM-port cycles of a `len`-byte pair on `target`.
-    #[inline]
-    fn get(&mut self, target: nrt_hal::Target, len: u64) -> (u64, u64) {
-        let e = &mut self.entries[(len as usize >> 2) % PAIR_CYCLES_ENTRIES];
-        if e.0 != len {
-            let spec = target.spec();
-            let f = spec.clocks.sp;
-            let engine = cycles_for(len, f, spec.dma_engine_bandwidth);
-            let hbm = cycles_for(len, f, spec.hbm_bandwidth / spec.nc_count as u64);
-            *e = (len, engine, hbm);
-        }
-        (e.1, e.2)
-    }
-}
-
-/// `⌈len · f / bandwidth⌉`: the cycles at clock `f` (Hz) that moving `len` bytes takes at
-/// `bandwidth` bytes/s. In 64-bit arithmetic when the product fits (any descriptor's `len`),
-/// else in 128-bit (a 128-bit division is a slow library call); the result is the same.
-#[inline]
-fn cycles_for(len: u64, f: u64, bandwidth: u64) -> u64 {
-    match len.checked_mul(f) {
-        Some(p) => p.div_ceil(bandwidth),
-        None => (len as u128 * f as u128).div_ceil(bandwidth as u128) as u64,
     }
 }

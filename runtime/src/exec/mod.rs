@@ -301,11 +301,11 @@ impl CoreExec {
                 let w = e.words_pa.raw();
                 for &(dst, off) in regs {
                     self.io_ring
-                        .push_pair(DeviceAddr::new(w + off), dst, self.ctrl.word)?;
+                        .push(DeviceAddr::new(w + off), dst, self.ctrl.word)?;
                 }
             }
             for &dst in &t.rewind {
-                self.io_ring.push_pair(reset, dst, self.ctrl.word)?;
+                self.io_ring.push(reset, dst, self.ctrl.word)?;
             }
         }
         // ---- the request ----
@@ -321,10 +321,10 @@ impl CoreExec {
         let count_pa = self.word(slot + REQUEST_BUFFER_SIZE as u64);
         let (tr, c) = (self.triggers, self.ctrl);
         let one = self.word(WORD_ONE);
-        self.exec_ring.push_pair(slot_pa, tr.request, c.request)?;
-        self.exec_ring.push_pair(one, tr.load_event, c.word)?;
-        self.exec_ring.push_pair(count_pa, tr.rx_tail, c.word)?;
-        self.exec_ring.push_pair(count_pa, tr.tx_tail, c.word_end)?;
+        self.exec_ring.push(slot_pa, tr.request, c.request)?;
+        self.exec_ring.push(one, tr.load_event, c.word)?;
+        self.exec_ring.push(count_pa, tr.rx_tail, c.word)?;
+        self.exec_ring.push(count_pa, tr.tx_tail, c.word_end)?;
         self.io_ring.flush(hal)?;
         self.exec_ring.flush(hal)
     }

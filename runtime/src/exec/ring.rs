@@ -6,7 +6,7 @@
 use nrt_hal::abi::MemAllocCategory;
 use nrt_hal::hal::{AllocRequest, MemLocation, RingSpec};
 use nrt_hal::udma::{
-    LenCtrl, LenCtrlFlags, QueueProducer, RingGeometry, TxMeta, DESC_SIZE, RING_ID_SHIFT,
+    LenCtrl, LenCtrlFlags, QueueProducer, RingGeometry, TxMeta, UdmaDesc, DESC_SIZE,
 };
 use nrt_hal::{DeviceAddr, Hal, MemHandle, QueueRef};
 
@@ -39,14 +39,6 @@ impl PairCtrl {
             rx: LenCtrl::encode(u64::from(len), 0, rx_flags).map_err(bad)?,
         })
     }
-}
-
-/// Writes one descriptor's 16 little-endian wire bytes (`len_ctrl`, `meta_ctrl`, buffer
-/// pointer: the layout of [`nrt_hal::udma::UdmaDesc::to_bytes`]).
-fn write_desc(slot: &mut [u8], len_ctrl: u32, meta_ctrl: u32, buf_ptr: u64) {
-    slot[0..4].copy_from_slice(&len_ctrl.to_le_bytes());
-    slot[4..8].copy_from_slice(&meta_ctrl.to_le_bytes());
-    slot[8..16].copy_from_slice(&buf_ptr.to_le_bytes());
 }
 
 /// One host-filled DMA queue. Appended pairs are gathered in two fixed staging buffers (sized
@@ -120,24 +112,9 @@ impl HostRing {
         self.count
     }
 
-    /// Appends one copy pair of `len` (1..=65536) bytes; `end_of_block` sets `INT_EN` on the RX
-    /// descriptor (the sequencer's end-of-block marker).
-    pub fn push(
-        &mut self,
-        hal: &dyn Hal,
-        src: DeviceAddr,
-        dst: DeviceAddr,
-        len: u32,
-        end_of_block: bool,
-    ) -> Result<()> {
-        let _ = hal;
-        let ctrl = PairCtrl::new(len, end_of_block)?;
-        self.push_pair(src, dst, ctrl)
-    }
-
-    /// Appends one copy pair whose length and flags `ctrl` holds (checked when it was built):
-    /// the same descriptors as [`HostRing::push`], encoded straight into the staging buffers.
-    pub fn push_pair(&mut self, src: DeviceAddr, dst: DeviceAddr, ctrl: PairCtrl) -> Result<()> {
+    /// Appends one copy pair whose length and flags `ctrl` holds (checked when it was built),
+    /// encoded straight into the staging buffers.
+    pub fn push(&mut self, src: DeviceAddr, dst: DeviceAddr, ctrl: PairCtrl) -> Result<()> {
         let at = self.staged * DESC_SIZE;
         let (Some(tx_slot), Some(rx_slot)) = (
             self.tx_buf.get_mut(at..at + DESC_SIZE),
@@ -154,18 +131,18 @@ impl HostRing {
             self.tx_start = t.index;
             self.rx_start = r.index;
         }
-        write_desc(
-            tx_slot,
-            ctrl.tx | u32::from(t.ring_id) << RING_ID_SHIFT,
-            TxMeta::M2M.bits(),
-            src.raw(),
-        );
-        write_desc(
-            rx_slot,
-            ctrl.rx | u32::from(r.ring_id) << RING_ID_SHIFT,
-            0,
-            dst.raw(),
-        );
+        let tx = UdmaDesc {
+            len_ctrl: LenCtrl::with_ring_id(ctrl.tx, t.ring_id),
+            meta_ctrl: TxMeta::M2M.bits(),
+            buf_ptr: src.raw(),
+        };
+        let rx = UdmaDesc {
+            len_ctrl: LenCtrl::with_ring_id(ctrl.rx, r.ring_id),
+            meta_ctrl: 0,
+            buf_ptr: dst.raw(),
+        };
+        tx_slot.copy_from_slice(&tx.to_bytes());
+        rx_slot.copy_from_slice(&rx.to_bytes());
         self.staged += 1;
         Ok(())
     }

@@ -231,7 +231,7 @@ impl ExecShared {
             }
             // The generation read when the runtime opened the device (no HAL call per core
             // per execution).
-            let describe = |n: &Notification| describe(model, i, nc, Some(self.target), n);
+            let describe = |n: &Notification| describe(model, i, nc, self.target, n);
             if let Some(e) = status_of(&entries, &describe) {
                 if worst
                     .as_ref()
@@ -409,7 +409,7 @@ fn record_reason(
     sg: usize,
     engine: EngineKind,
     neff_ip: u32,
-    target: Option<Target>,
+    target: Target,
 ) -> Option<String> {
     let prog = model.parsed.model.subgraphs.get(sg)?.engine(engine)?;
     let i = neff_ip as usize;
@@ -420,7 +420,7 @@ fn record_reason(
             let prev = i.checked_sub(1).and_then(|p| prog.records.get(p));
             match nrt_hal::isa::neuron::check_pe_pair(prev, rec) {
                 Err(e) => e.to_string(),
-                Ok(()) => out_of_bounds(target?, &d.instr)?,
+                Ok(()) => out_of_bounds(target, &d.instr)?,
             }
         }
         Ok(_) => return None,
@@ -448,7 +448,7 @@ fn describe(
     model: &LoadedModel,
     sg: usize,
     nc: NcIndex,
-    target: Option<Target>,
+    target: Target,
     n: &Notification,
 ) -> String {
     let cores = lock(&model.cores);

@@ -146,15 +146,22 @@ pub fn cost(instr: &Instruction, engine: EngineKind, target: Target) -> EngineCy
 /// up; saturates at `u64::MAX`.
 pub fn to_device_cycles(engine_cycles: EngineCycles, engine: EngineKind, target: Target) -> u64 {
     let clocks = &target.spec().clocks;
-    let (f_engine, f_sp) = (clocks.of(engine), clocks.sp);
+    let f_engine = clocks.of(engine);
     if f_engine == 0 {
         return engine_cycles.0;
     }
-    // 64-bit when the product fits (every instruction's cost): a 128-bit division is a slow
-    // library call, once per retired instruction.
-    if let Some(p) = engine_cycles.0.checked_mul(f_sp) {
-        return p.div_ceil(f_engine);
+    mul_div_ceil(engine_cycles.0, clocks.sp, f_engine)
+}
+
+/// `⌈a · b / c⌉` (`c > 0`), saturating at `u64::MAX`: the one rounding of every clock and
+/// bandwidth conversion. In 64-bit arithmetic when the product fits (every instruction's and
+/// descriptor's cost), else in 128-bit — a 128-bit division is a slow library call, and these
+/// run once per retired instruction and per DMA pair.
+#[inline]
+pub fn mul_div_ceil(a: u64, b: u64, c: u64) -> u64 {
+    match a.checked_mul(b) {
+        Some(p) => p.div_ceil(c),
+        None => u64::try_from((u128::from(a) * u128::from(b)).div_ceil(u128::from(c)))
+            .unwrap_or(u64::MAX),
     }
-    let device = (u128::from(engine_cycles.0) * u128::from(f_sp)).div_ceil(u128::from(f_engine));
-    u64::try_from(device).unwrap_or(u64::MAX)
 }

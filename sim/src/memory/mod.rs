@@ -230,10 +230,9 @@ impl RecentHits {
     #[inline]
     fn candidate(&self, addr: u64, len: u64) -> Option<usize> {
         self.entries.iter().find_map(|e| {
-            let first = e.first.load(Ordering::Relaxed);
-            let room = e.end.load(Ordering::Relaxed).checked_sub(first)?;
-            let inside = addr.checked_sub(first)? <= room.checked_sub(len)?;
-            inside.then(|| e.slot.load(Ordering::Relaxed))
+            let (first, end, slot) = e.get();
+            let room = end.checked_sub(first)?;
+            (addr.checked_sub(first)? <= room.checked_sub(len)?).then_some(slot)
         })
     }
 
@@ -241,20 +240,26 @@ impl RecentHits {
     /// oldest.
     fn insert(&self, first: u64, end: u64, slot: usize) {
         for i in (1..RECENT_HITS).rev() {
-            let (newer, older) = (&self.entries[i - 1], &self.entries[i]);
-            let copy = |to: &AtomicU64, from: &AtomicU64| {
-                to.store(from.load(Ordering::Relaxed), Ordering::Relaxed)
-            };
-            copy(&older.first, &newer.first);
-            copy(&older.end, &newer.end);
-            older
-                .slot
-                .store(newer.slot.load(Ordering::Relaxed), Ordering::Relaxed);
+            self.entries[i].set(self.entries[i - 1].get());
         }
-        let e = &self.entries[0];
-        e.first.store(first, Ordering::Relaxed);
-        e.end.store(end, Ordering::Relaxed);
-        e.slot.store(slot, Ordering::Relaxed);
+        self.entries[0].set((first, end, slot));
+    }
+}
+
+impl RecentHit {
+    #[inline]
+    fn get(&self) -> (u64, u64, usize) {
+        (
+            self.first.load(Ordering::Relaxed),
+            self.end.load(Ordering::Relaxed),
+            self.slot.load(Ordering::Relaxed),
+        )
+    }
+
+    fn set(&self, (first, end, slot): (u64, u64, usize)) {
+        self.first.store(first, Ordering::Relaxed);
+        self.end.store(end, Ordering::Relaxed);
+        self.slot.store(slot, Ordering::Relaxed);
     }
 }
 
