@@ -63,8 +63,16 @@ pub struct SimConfig {
     /// Record a timeline of spans (engine instructions, DMA batches, semaphore waits). Off by
     /// default: it costs memory proportional to the work done.
     pub timeline: bool,
-    /// Upper bound on recorded timeline spans; later spans are counted but dropped.
+    /// Upper bound on recorded timeline spans (per clock domain); later spans are counted but
+    /// dropped.
     pub timeline_limit: usize,
+    /// Cores per clock domain (docs/simulator.md §8.1): domain `i` holds cores `i·n ..
+    /// (i+1)·n`, with its own clock and lock, so different domains simulate on different host
+    /// threads. Cores that store into each other's semaphores or on-chip memory must share one
+    /// (a store into another domain takes effect at the receiver's clock, not the sender's).
+    /// Default: 1 on trn1 (its cores run separate models), 2 on trn2 (the two physical cores
+    /// of an LNC=2 logical core synchronise through each other's semaphores).
+    pub cores_per_domain: u32,
 }
 
 impl SimConfig {
@@ -77,6 +85,10 @@ impl SimConfig {
             faults: FaultPlan::default(),
             timeline: false,
             timeline_limit: 1 << 20,
+            cores_per_domain: match target {
+                Target::Trn1 => 1,
+                Target::Trn2 => 2,
+            },
         }
     }
 

@@ -1,20 +1,35 @@
-//! The device state and its one store path.
+//! A clock domain of the device, what the domains share, and the one store path.
 //!
-//! [`Device`] is the whole simulated device behind the HAL's lock: memory, per-core semaphores,
-//! events, DMA queues, engines, sequencer and notification queues, plus the event scheduler and
-//! the timeline. It owns:
+//! The device is split into *clock domains* (docs/simulator.md §8.1): each [`Domain`] holds a
+//! group of cores — their semaphores, events, DMA queues, engines, sequencer, notification
+//! queues and on-chip memory (SBUF, PSUM) — with its own clock, event scheduler, timeline,
+//! counters and fault-plan state, behind its own lock in `Sim`. What the domains share is
+//! [`Shared`]: the device memory (HBM and host DMA memory, read and written by every domain at
+//! once; its layout changes only while every domain is locked), an inbox per domain for stores
+//! that cross domains, and the signal that wakes sleeping waits. Lock order: domains in index
+//! order, then the memory layout lock or an inbox; never the other way.
 //!
-//! - **the single address decoder for stores and loads** ([`Device::store32`],
-//!   [`Device::load32`], [`Device::transfer`]): every byte a DMA descriptor, an engine `Write`
+//! A domain owns:
+//!
+//! - **the single address decoder for stores and loads** ([`Domain::store32`],
+//!   [`Domain::load32`], [`Domain::transfer`]): every byte a DMA descriptor, an engine `Write`
 //!   or a HAL call moves goes through [`nrt_hal::Target::decode_mmio`] here, so semaphore,
-//!   event, tail-increment and sequencer side effects happen the same way whoever stores;
-//! - **the event loop** ([`Device::step`]): pops the earliest wake-up and lets its unit run;
-//! - **notification posting** ([`Device::post`]) in the `nrt_hal::notify` format.
+//!   event, tail-increment and sequencer side effects happen the same way whoever stores. A
+//!   store to a register or on-chip memory of a core in another domain goes to that domain's
+//!   inbox and takes effect at the receiver's clock, like a host arrival; a load from one is
+//!   refused (an access fault naming the address);
+//! - **the event loop** ([`Domain::step`]): applies inbox arrivals, pops the earliest wake-up
+//!   and lets its unit run;
+//! - **notification posting** ([`Domain::post`]) in the `nrt_hal::notify` format.
 //!
-//! The DMA engines, compute engines and sequencer live in their own modules as `impl Device`
+//! The DMA engines, compute engines and sequencer live in their own modules as `impl Domain`
 //! blocks: `dma.rs`, `engine.rs`, `sequencer.rs`.
 
+use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
+use std::ops::{Index, IndexMut};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard};
 
 use nrt_hal::abi::NqType;
 use nrt_hal::hal::{MemLocation, NotificationQueue};
@@ -27,7 +42,7 @@ use crate::config::{SimConfig, TimingConfig};
 use crate::dma::DmaEngineState;
 use crate::engine::EngineUnit;
 use crate::faults::FaultPlan;
-use crate::memory::{DeviceMemory, MemFault, OnChipAddr};
+use crate::memory::{DeviceMemory, MemFault, OnChip, OnChipAddr};
 use crate::sched::{Scheduler, Unit};
 use crate::sequencer::Sequencer;
 use crate::timeline::Timeline;
@@ -81,6 +96,8 @@ pub(crate) struct Core {
     pub dropped_notifications: u64,
     /// Activity of the current (or last) execution.
     pub profile: crate::profile::ExecProfile,
+    /// The core's SBUF and PSUM.
+    pub onchip: OnChip,
 }
 
 impl Core {
@@ -98,6 +115,7 @@ impl Core {
             hbm_free_at: 0,
             profile: Default::default(),
             dropped_notifications: 0,
+            onchip: OnChip::new(target),
         }
     }
 }
@@ -115,18 +133,278 @@ pub struct SimStats {
     pub executions: u64,
     /// Notifications written.
     pub notifications: u64,
+    /// Stores that crossed clock domains and failed at the receiving core (docs/simulator.md
+    /// §8.1): the sender had already gone on, so they are counted here.
+    pub failed_cross_domain_stores: u64,
 }
 
-/// The simulated device.
-pub(crate) struct Device {
+impl std::ops::AddAssign<&SimStats> for SimStats {
+    fn add_assign(&mut self, o: &SimStats) {
+        self.descriptors += o.descriptors;
+        self.dma_bytes += o.dma_bytes;
+        self.instructions += o.instructions;
+        self.executions += o.executions;
+        self.notifications += o.notifications;
+        self.failed_cross_domain_stores += o.failed_cross_domain_stores;
+    }
+}
+
+/// The cores of one domain, indexed by their device-wide [`NcIndex`].
+#[derive(Debug)]
+pub(crate) struct Cores {
+    base: u32,
+    cores: Vec<Core>,
+}
+
+impl Cores {
+    /// Whether core `nc` is one of these.
+    pub fn owns(&self, nc: NcIndex) -> bool {
+        nc.0.checked_sub(self.base)
+            .is_some_and(|i| (i as usize) < self.cores.len())
+    }
+
+    /// Core `nc`, if it is one of these.
+    pub fn get(&self, nc: NcIndex) -> Option<&Core> {
+        self.cores.get(nc.0.checked_sub(self.base)? as usize)
+    }
+
+    /// The device-wide indices of these cores, in order.
+    pub fn indices(&self) -> impl Iterator<Item = NcIndex> {
+        let base = self.base;
+        (0..self.cores.len() as u32).map(move |i| NcIndex(base + i))
+    }
+
+    /// The cores, in index order.
+    pub fn iter(&self) -> impl Iterator<Item = &Core> {
+        self.cores.iter()
+    }
+}
+
+impl Index<NcIndex> for Cores {
+    type Output = Core;
+    fn index(&self, nc: NcIndex) -> &Core {
+        &self.cores[(nc.0 - self.base) as usize]
+    }
+}
+
+impl IndexMut<NcIndex> for Cores {
+    fn index_mut(&mut self, nc: NcIndex) -> &mut Core {
+        &mut self.cores[(nc.0 - self.base) as usize]
+    }
+}
+
+/// A store that crossed into another clock domain, waiting in the receiver's inbox.
+#[derive(Debug)]
+struct Arrival {
+    addr: DeviceAddr,
+    bytes: Vec<u8>,
+}
+
+/// The stores other domains sent to one domain.
+#[derive(Debug, Default)]
+pub(crate) struct Inbox {
+    pending: AtomicBool,
+    stores: Mutex<Vec<Arrival>>,
+}
+
+/// Wakes waits sleeping until some state changes (docs/simulator.md §8).
+#[derive(Debug, Default)]
+pub(crate) struct Signal {
+    sleepers: AtomicUsize,
+    epoch: Mutex<u64>,
+    changed: Condvar,
+}
+
+impl Signal {
+    /// Something changed: wake every sleeping wait.
+    pub fn notify(&self) {
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            *lock(&self.epoch) += 1;
+            self.changed.notify_all();
+        }
+    }
+
+    /// Registers a wait about to re-check its condition before sleeping; the returned epoch
+    /// goes to [`Signal::sleep`]. Every `register` is followed by one `sleep` or `unregister`.
+    pub fn register(&self) -> u64 {
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        *lock(&self.epoch)
+    }
+
+    /// Sleeps until a change after `epoch` or `timeout`, then unregisters.
+    pub fn sleep(&self, epoch: u64, timeout: std::time::Duration) {
+        let g = lock(&self.epoch);
+        if *g == epoch {
+            drop(
+                self.changed
+                    .wait_timeout(g, timeout)
+                    .unwrap_or_else(|p| p.into_inner()),
+            );
+        }
+        self.unregister();
+    }
+
+    /// Unregisters without sleeping.
+    pub fn unregister(&self) {
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A lock, recovered if a panicking thread poisoned it (a simulator bug; keep serving rather
+/// than cascading it into every later call).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What the clock domains of one device share.
+///
+/// **The memory's two kinds of access.** Byte accesses (reads, writes, copies, fills) take
+/// `&DeviceMemory` and go through raw pointers (`memory::backing`), so any number of threads
+/// may make them at once. The *layout* — the allocation table, placement and the poisoned-byte
+/// set — changes only in [`Shared::change_layout`], whose caller holds every domain's lock;
+/// that also takes `layout` for writing, which the HAL's host-side byte accesses hold for
+/// reading. So a thread holding a domain's lock reads the memory without any further lock
+/// ([`Shared::mem`]), a host call holds `layout` for reading ([`Shared::host_mem`]), and
+/// neither ever sees the layout change under it.
+///
+/// The fields host calls write (the layout lock, the wake-up signal) sit on cache lines of
+/// their own, apart from the memory's fields every simulated access reads.
+pub(crate) struct Shared {
+    mem: CacheLine<UnsafeCell<DeviceMemory>>,
+    layout: CacheLine<RwLock<()>>,
+    inboxes: Box<[CacheLine<Inbox>]>,
+    /// Cores per domain (domain `i` holds cores `i·n .. (i+1)·n`).
+    pub cores_per_domain: u32,
+    pub signal: CacheLine<Signal>,
+}
+
+/// A value alone on its cache line(s), so writes to it do not slow readers of its neighbours.
+#[repr(align(128))]
+#[derive(Debug, Default)]
+pub(crate) struct CacheLine<T>(T);
+
+impl<T> std::ops::Deref for CacheLine<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+// SAFETY: the memory in the `UnsafeCell` is only mutated through `change_layout`, under every
+// domain lock and the `layout` write lock, while shared access requires a domain lock
+// (`mem`) or the `layout` read lock (`host_mem`); see the type's docs. `DeviceMemory` itself
+// is `Send + Sync` (its byte accesses are raw-pointer copies and its caches atomics).
+unsafe impl Sync for Shared {}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("domains", &self.inboxes.len())
+            .field("cores_per_domain", &self.cores_per_domain)
+            .finish()
+    }
+}
+
+/// The device memory for a host-side HAL call: the layout cannot change while it lives.
+pub(crate) struct HostMem<'a> {
+    _layout: RwLockReadGuard<'a, ()>,
+    mem: &'a DeviceMemory,
+}
+
+impl std::ops::Deref for HostMem<'_> {
+    type Target = DeviceMemory;
+    fn deref(&self) -> &DeviceMemory {
+        self.mem
+    }
+}
+
+impl Shared {
+    /// The device memory, for code running under a domain's lock (a [`Domain`] is only
+    /// reachable through its lock once the device is built).
+    pub fn mem(&self) -> &DeviceMemory {
+        // SAFETY: the caller holds a domain lock, so `change_layout` (which needs every domain
+        // lock) is not running and cannot start while the returned borrow, tied to the
+        // domain's, lives; all other access is shared.
+        unsafe { &*self.mem.get() }
+    }
+
+    /// The device memory, for a HAL call on the host side that holds no domain lock.
+    pub fn host_mem(&self) -> HostMem<'_> {
+        let g = self.layout.read().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: the `layout` read lock, held as long as the returned value, excludes
+        // `change_layout`; all other access is shared.
+        let mem = unsafe { &*self.mem.get() };
+        HostMem { _layout: g, mem }
+    }
+
+    /// Runs `f` with the memory exclusively, to allocate, free or poison.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the lock of every domain of this device (and no `&DeviceMemory` from
+    /// [`Shared::mem`] is live in its own thread).
+    pub unsafe fn change_layout<T>(&self, f: impl FnOnce(&mut DeviceMemory) -> T) -> T {
+        let _g = self.layout.write().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: every domain lock (caller) and the layout write lock (here) are held, so no
+        // other reference to the memory exists (see the type's docs).
+        f(unsafe { &mut *self.mem.get() })
+    }
+
+    /// The domain core `nc` belongs to.
+    pub fn domain_of(&self, nc: NcIndex) -> usize {
+        (nc.0 / self.cores_per_domain) as usize
+    }
+
+    /// Whether another domain has sent domain `i` stores it has not applied yet.
+    pub fn has_arrivals(&self, i: usize) -> bool {
+        self.inboxes[i].pending.load(Ordering::Acquire)
+    }
+
+    fn send(&self, to: usize, addr: DeviceAddr, bytes: &[u8]) {
+        let inbox = &self.inboxes[to];
+        lock(&inbox.stores).push(Arrival {
+            addr,
+            bytes: bytes.to_vec(),
+        });
+        inbox.pending.store(true, Ordering::Release);
+        self.signal.notify();
+    }
+
+    fn take(&self, i: usize) -> Vec<Arrival> {
+        let inbox = &self.inboxes[i];
+        if !inbox.pending.swap(false, Ordering::AcqRel) {
+            return Vec::new();
+        }
+        std::mem::take(&mut *lock(&inbox.stores))
+    }
+}
+
+/// The core a register or on-chip window address belongs to.
+pub(crate) fn reg_core(reg: MmioReg) -> NcIndex {
+    match reg {
+        MmioReg::Sbuf { nc, .. }
+        | MmioReg::Psum { nc, .. }
+        | MmioReg::Semaphore { nc, .. }
+        | MmioReg::Event { nc, .. }
+        | MmioReg::Sequencer { nc, .. } => nc,
+        MmioReg::TailIncrement { queue, .. } | MmioReg::QueueRegister { queue, .. } => queue.nc,
+    }
+}
+
+/// One clock domain: a group of cores with its own clock and event scheduler.
+pub(crate) struct Domain {
     pub target: Target,
     pub timing: TimingConfig,
+    /// This domain's clock (device cycles); it stands still while the domain has no events.
     pub now: u64,
-    pub mem: DeviceMemory,
-    pub cores: Vec<Core>,
+    /// Which domain this is.
+    pub index: usize,
+    pub shared: Arc<Shared>,
+    pub cores: Cores,
     pub sched: Scheduler,
+    /// This domain's copy of the fault plan (one-shot entries are consumed per domain).
     pub faults: FaultPlan,
-    pub alloc_calls: u64,
+    /// Completion entries written by this domain's cores (`FaultPlan::corrupt_completions`).
     pub completions_written: u64,
     pub timeline: Timeline,
     pub stats: SimStats,
@@ -134,24 +412,49 @@ pub(crate) struct Device {
     pub scratch: Vec<u8>,
 }
 
-impl Device {
-    pub fn new(cfg: &SimConfig) -> Self {
-        let target = cfg.target;
-        let mut mem = DeviceMemory::new(target, cfg.memory);
+impl Shared {
+    /// The memory and inboxes of a device made from `cfg`, with `cores_per_domain` cores in
+    /// each clock domain.
+    pub fn new(cfg: &SimConfig, cores_per_domain: u32) -> Arc<Self> {
+        let mut mem = DeviceMemory::new(cfg.target, cfg.memory);
         for a in &cfg.faults.hbm_uncorrectable {
             mem.poison(*a);
         }
-        Device {
+        let domains = cfg.target.spec().nc_count.div_ceil(cores_per_domain);
+        Arc::new(Shared {
+            mem: CacheLine(UnsafeCell::new(mem)),
+            layout: CacheLine(RwLock::new(())),
+            inboxes: (0..domains).map(|_| CacheLine::default()).collect(),
+            cores_per_domain,
+            signal: CacheLine::default(),
+        })
+    }
+
+    /// How many clock domains the device has.
+    pub fn domains(&self) -> usize {
+        self.inboxes.len()
+    }
+}
+
+impl Domain {
+    /// Domain `index` of the device `shared` was made for.
+    pub fn new(cfg: &SimConfig, shared: Arc<Shared>, index: usize) -> Self {
+        let target = cfg.target;
+        let per = shared.cores_per_domain;
+        let base = index as u32 * per;
+        let count = per.min(target.spec().nc_count - base);
+        Domain {
             target,
             timing: cfg.timing.clone(),
             now: 0,
-            mem,
-            cores: (0..target.spec().nc_count)
-                .map(|_| Core::new(target))
-                .collect(),
-            sched: Scheduler::new(target.spec().nc_count),
+            index,
+            shared,
+            cores: Cores {
+                base,
+                cores: (0..count).map(|_| Core::new(target)).collect(),
+            },
+            sched: Scheduler::new(base, count),
             faults: cfg.faults.clone(),
-            alloc_calls: 0,
             completions_written: 0,
             timeline: Timeline::new(cfg.timeline, cfg.timeline_limit),
             stats: SimStats::default(),
@@ -159,8 +462,28 @@ impl Device {
         }
     }
 
+    /// Whether the domain has anything to do: a pending wake-up or an unapplied arrival.
+    pub fn has_work(&mut self) -> bool {
+        self.sched.peek().is_some() || self.shared.has_arrivals(self.index)
+    }
+
+    /// Applies the stores other domains sent this one, at this domain's clock and in the order
+    /// they arrived (docs/simulator.md §8.1).
+    pub fn apply_arrivals(&mut self) {
+        if !self.shared.has_arrivals(self.index) {
+            return;
+        }
+        for a in self.shared.take(self.index) {
+            let mmio = self.target.decode_mmio(a.addr);
+            if self.transfer_staged_write(a.addr, mmio, &a.bytes).is_err() {
+                self.stats.failed_cross_domain_stores += 1;
+            }
+        }
+    }
+
     /// Runs the earliest pending wake-up. Returns false when nothing is pending.
     pub fn step(&mut self) -> bool {
+        self.apply_arrivals();
         let Some(w) = self.sched.pop() else {
             return self.detect_deadlocks();
         };
@@ -187,7 +510,7 @@ impl Device {
 
     /// Applies a semaphore operation and wakes whoever waits on it.
     pub fn sem_op(&mut self, nc: NcIndex, id: SemaphoreId, op: SemWindow, value: u32) {
-        let Some(s) = self.cores[nc.index()].sems.get_mut(id.index()) else {
+        let Some(s) = self.cores[nc].sems.get_mut(id.index()) else {
             return;
         };
         match op {
@@ -200,12 +523,12 @@ impl Device {
     }
 
     fn sem_changed(&mut self, nc: NcIndex, id: SemaphoreId) {
-        let value = self.cores[nc.index()].sems[id.index()];
+        let value = self.cores[nc].sems[id.index()];
         // A doorbell wakes an idle sequencer only: a busy one takes the next execution when it
         // completes the current one (`seq_complete`). Waking it mid-execution would run a
         // timed phase (start, completion) at the doorbell's arrival cycle instead of its own,
         // letting host timing into the execution's cycles (docs/simulator.md §8.1).
-        let idle = self.cores[nc.index()].seq.phase == crate::sequencer::Phase::Idle;
+        let idle = self.cores[nc].seq.phase == crate::sequencer::Phase::Idle;
         if id == reserved::INFERENCE_START && value > 0 && idle {
             self.sched.schedule(self.now, nc.0, Unit::Sequencer);
         }
@@ -220,7 +543,7 @@ impl Device {
     /// Sets an event and wakes whoever waits on it.
     pub fn event_set(&mut self, nc: NcIndex, id: EventId, value: u32) {
         let value = u32::from(value != 0);
-        let Some(e) = self.cores[nc.index()].events.get_mut(id.index()) else {
+        let Some(e) = self.cores[nc].events.get_mut(id.index()) else {
             return;
         };
         *e = value;
@@ -235,7 +558,7 @@ impl Device {
 
     /// Reads a semaphore.
     pub fn sem_read(&self, nc: NcIndex, id: SemaphoreId) -> i32 {
-        self.cores[nc.index()].sems[id.index()]
+        self.cores[nc].sems[id.index()]
     }
 
     /// Whether `sem <cmp> value` holds now.
@@ -247,8 +570,14 @@ impl Device {
 
     /// A 4-byte store to any device address, with its side effects.
     pub fn store32(&mut self, addr: DeviceAddr, value: u32) -> Result<(), AccessFault> {
-        match self.target.decode_mmio(addr) {
-            None => Ok(self.mem.write(addr, &value.to_le_bytes())?),
+        let mmio = self.target.decode_mmio(addr);
+        if let Some(reg) = mmio {
+            if !self.cores.owns(reg_core(reg)) {
+                return self.send(addr, reg, &value.to_le_bytes());
+            }
+        }
+        match mmio {
+            None => Ok(self.shared.mem().write(addr, &value.to_le_bytes())?),
             Some(reg @ (MmioReg::Sbuf { .. } | MmioReg::Psum { .. })) => {
                 self.onchip_write(reg, &value.to_le_bytes())
             }
@@ -281,8 +610,12 @@ impl Device {
     /// A 4-byte load from any device address.
     pub fn load32(&mut self, addr: DeviceAddr) -> Result<u32, AccessFault> {
         let mut b = [0u8; 4];
-        match self.target.decode_mmio(addr) {
-            None => self.mem.read(addr, &mut b)?,
+        let mmio = self.target.decode_mmio(addr);
+        if let Some(reg) = mmio {
+            self.check_local_load(addr, reg)?;
+        }
+        match mmio {
+            None => self.shared.mem().read(addr, &mut b)?,
             Some(reg @ (MmioReg::Sbuf { .. } | MmioReg::Psum { .. })) => {
                 self.onchip_read(reg, &mut b)?
             }
@@ -295,7 +628,7 @@ impl Device {
                 }
                 return Ok(self.sem_read(nc, id) as u32);
             }
-            Some(MmioReg::Event { nc, id }) => return Ok(self.cores[nc.index()].events[id.index()]),
+            Some(MmioReg::Event { nc, id }) => return Ok(self.cores[nc].events[id.index()]),
             Some(MmioReg::TailIncrement { .. }) | Some(MmioReg::QueueRegister { .. }) => {
                 return Err(AccessFault::Register {
                     addr,
@@ -305,6 +638,37 @@ impl Device {
             Some(MmioReg::Sequencer { nc, offset }) => return Ok(self.seq_load(nc, offset)),
         }
         Ok(u32::from_le_bytes(b))
+    }
+
+    /// A store to a register or on-chip memory of a core in another domain: checked here as
+    /// far as the address alone allows, then sent to that domain's inbox.
+    fn send(&mut self, addr: DeviceAddr, reg: MmioReg, bytes: &[u8]) -> Result<(), AccessFault> {
+        if let MmioReg::Semaphore {
+            op: SemWindow::Read,
+            ..
+        } = reg
+        {
+            return Err(AccessFault::Register {
+                addr,
+                reason: "store to the semaphore READ window",
+            });
+        }
+        let to = self.shared.domain_of(reg_core(reg));
+        self.shared.send(to, addr, bytes);
+        Ok(())
+    }
+
+    /// Loads see only this domain's cores: another domain's registers and on-chip memory run
+    /// on a clock this one does not share (docs/simulator.md §8.1).
+    fn check_local_load(&self, addr: DeviceAddr, reg: MmioReg) -> Result<(), AccessFault> {
+        if self.cores.owns(reg_core(reg)) {
+            Ok(())
+        } else {
+            Err(AccessFault::Register {
+                addr,
+                reason: "load from a core of another clock domain",
+            })
+        }
     }
 
     /// The on-chip location an SBUF/PSUM window address names.
@@ -324,20 +688,26 @@ impl Device {
         }
     }
 
+    /// Callers pass SBUF/PSUM registers of this domain's cores.
     fn onchip_write(&mut self, reg: MmioReg, src: &[u8]) -> Result<(), AccessFault> {
         let (nc, a) = Self::onchip_addr(reg).expect("callers pass SBUF/PSUM registers");
-        Ok(self
-            .mem
-            .onchip_mut(nc)?
+        Ok(self.cores[nc]
+            .onchip
             .write(a.space, a.partition, a.offset, src)?)
     }
 
+    /// Callers pass SBUF/PSUM registers of this domain's cores.
     fn onchip_read(&mut self, reg: MmioReg, dst: &mut [u8]) -> Result<(), AccessFault> {
         let (nc, a) = Self::onchip_addr(reg).expect("callers pass SBUF/PSUM registers");
-        Ok(self
-            .mem
-            .onchip(nc)?
+        Ok(self.cores[nc]
+            .onchip
             .read(a.space, a.partition, a.offset, dst)?)
+    }
+
+    /// The on-chip location `mmio` names, if it is on-chip memory of this domain's cores.
+    fn local_onchip(&self, mmio: Option<MmioReg>) -> Option<(NcIndex, OnChipAddr)> {
+        mmio.and_then(Self::onchip_addr)
+            .filter(|&(nc, _)| self.cores.owns(nc))
     }
 
     /// Moves `len` bytes from `src` to `dst` the way a DMA descriptor pair does: memory to
@@ -354,16 +724,22 @@ impl Device {
         dst_mmio: Option<MmioReg>,
         len: u64,
     ) -> Result<(), AccessFault> {
-        // Memory and on-chip memory move directly, without a bounce buffer.
-        match (src_mmio, dst_mmio.and_then(Self::onchip_addr)) {
-            (None, None) if dst_mmio.is_none() => return Ok(self.mem.copy(src, dst, len)?),
-            (None, Some((nc, d))) => return Ok(self.mem.copy_to_onchip(src, nc, d, len)?),
-            (Some(s), d) => match (Self::onchip_addr(s), d) {
+        // Memory and this domain's on-chip memory move directly, without a bounce buffer.
+        match (src_mmio, self.local_onchip(dst_mmio)) {
+            (None, None) if dst_mmio.is_none() => {
+                return Ok(self.shared.mem().copy(src, dst, len)?)
+            }
+            (None, Some((nc, d))) => {
+                let oc = &mut self.cores[nc].onchip;
+                return Ok(self.shared.mem().copy_to_onchip(src, oc, d, len)?);
+            }
+            (Some(_), d) => match (self.local_onchip(src_mmio), d) {
                 (Some((snc, sa)), None) if dst_mmio.is_none() => {
-                    return Ok(self.mem.copy_from_onchip(snc, sa, dst, len)?)
+                    let oc = &self.cores[snc].onchip;
+                    return Ok(self.shared.mem().copy_from_onchip(oc, sa, dst, len)?);
                 }
                 (Some((snc, sa)), Some((dnc, da))) => {
-                    return Ok(self.mem.copy_onchip(snc, sa, dnc, da, len)?)
+                    return self.copy_onchip(snc, sa, dnc, da, len)
                 }
                 _ => {}
             },
@@ -376,6 +752,35 @@ impl Device {
         let r = self.transfer_staged(src, src_mmio, dst, dst_mmio, &mut buf);
         self.scratch = buf;
         r
+    }
+
+    /// DMA between on-chip memories of this domain's cores (memmove semantics inside one space
+    /// of one core).
+    fn copy_onchip(
+        &mut self,
+        src_nc: NcIndex,
+        src: OnChipAddr,
+        dst_nc: NcIndex,
+        dst: OnChipAddr,
+        len: u64,
+    ) -> Result<(), AccessFault> {
+        if src_nc == dst_nc {
+            return Ok(self.cores[src_nc].onchip.copy(src, dst, len)?);
+        }
+        // Two distinct cores of this domain: stage through the scratch buffer.
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.clear();
+        let r = self.cores[src_nc]
+            .onchip
+            .slice(src.space, src.partition, src.offset, len)
+            .map(|s| buf.extend_from_slice(s))
+            .and_then(|()| {
+                self.cores[dst_nc]
+                    .onchip
+                    .write(dst.space, dst.partition, dst.offset, &buf)
+            });
+        self.scratch = buf;
+        Ok(r?)
     }
 
     /// A converting copy (the platform's own descriptor kind, `nrt_hal::udma` "Converting
@@ -429,8 +834,11 @@ impl Device {
         buf: &mut [u8],
     ) -> Result<(), AccessFault> {
         let len = buf.len() as u64;
+        if let Some(reg) = src_mmio {
+            self.check_local_load(src, reg)?;
+        }
         match src_mmio {
-            None => self.mem.read(src, buf)?,
+            None => self.shared.mem().read(src, buf)?,
             Some(reg @ (MmioReg::Sbuf { .. } | MmioReg::Psum { .. })) => {
                 self.onchip_read(reg, buf)?
             }
@@ -460,8 +868,11 @@ impl Device {
     ) -> Result<(), AccessFault> {
         let len = buf.len() as u64;
         match dst_mmio {
-            None => self.mem.write(dst, buf)?,
+            None => self.shared.mem().write(dst, buf)?,
             Some(reg @ (MmioReg::Sbuf { .. } | MmioReg::Psum { .. })) => {
+                if !self.cores.owns(reg_core(reg)) {
+                    return self.send(dst, reg, buf);
+                }
                 self.onchip_write(reg, buf)?
             }
             Some(_) => {
@@ -491,7 +902,7 @@ impl Device {
     /// Writes a notification to core `nc`'s entry queue (dropped and counted if there is none).
     pub fn post(&mut self, nc: NcIndex, n: Notification) {
         let key = (Self::ENTRY_QUEUE.0 as u32, Self::ENTRY_QUEUE.1);
-        let core = &mut self.cores[nc.index()];
+        let core = &mut self.cores[nc];
         let Some(q) = core.nqs.get_mut(&key) else {
             core.dropped_notifications += 1;
             return;
@@ -519,70 +930,82 @@ impl Device {
         q.written += 1;
         // Body first, sequence number last (the reader's publication rule).
         let off = slot * NQ_ENTRY_SIZE as u64;
-        let ok = self.mem.write_at(handle, off + 4, &bytes[4..]).is_ok()
-            && self.mem.write_at(handle, off, &bytes[..4]).is_ok();
+        let ok = {
+            let mem = self.shared.mem();
+            mem.write_at(handle, off + 4, &bytes[4..]).is_ok()
+                && mem.write_at(handle, off, &bytes[..4]).is_ok()
+        };
         if ok {
             self.stats.notifications += 1;
         } else {
-            self.cores[nc.index()].dropped_notifications += 1;
+            self.cores[nc].dropped_notifications += 1;
         }
     }
 
-    /// Creates or returns the notification queue (core, type, index).
-    pub fn notification_init(
+    /// The notification queue (core, type, index), if it exists.
+    pub fn notification_queue(
+        &self,
+        nc: NcIndex,
+        nq_type: NqType,
+        index: u32,
+    ) -> Option<NotificationQueue> {
+        let key = (nq_type as u32, index);
+        self.cores[nc].nqs.get(&key).map(|q| q.queue)
+    }
+
+    /// Attaches `queue` as the notification queue (core, type, index) unless one exists
+    /// already; returns the queue in force (the driver reuses an existing queue's memory even
+    /// if the size differs, docs/driver.md §6).
+    pub fn notification_attach(
         &mut self,
         nc: NcIndex,
         nq_type: NqType,
         index: u32,
-        size: u32,
-        location: MemLocation,
-    ) -> nrt_hal::HalResult<NotificationQueue> {
+        queue: NotificationQueue,
+    ) -> NotificationQueue {
         let key = (nq_type as u32, index);
-        if let Some(q) = self.cores[nc.index()].nqs.get(&key) {
-            // The driver reuses the existing queue's memory even if the size differs (docs/driver.md §6).
-            return Ok(q.queue);
-        }
-        let handle = self.mem.alloc(&nrt_hal::hal::AllocRequest {
-            size: size as u64,
-            align: match location {
-                MemLocation::Host => 0,
-                MemLocation::Device { .. } => size as u64,
-            },
-            location,
-            nc,
-            category: if location == MemLocation::Host {
-                nrt_hal::abi::MemAllocCategory::NotificationHost
-            } else {
-                nrt_hal::abi::MemAllocCategory::NotificationDevice
-            },
-        })?;
-        let info = self.mem.info(handle)?;
-        let queue = NotificationQueue {
-            handle,
-            pa: info.pa,
-            size,
-        };
-        self.cores[nc.index()]
+        self.cores[nc]
             .nqs
-            .insert(key, NqState { queue, written: 0 });
-        Ok(queue)
+            .entry(key)
+            .or_insert(NqState { queue, written: 0 })
+            .queue
     }
 
     /// Returns core `nc` to its power-on state (queues, semaphores, events, engines,
-    /// sequencer, on-chip memory); frees its notification queues, like the driver's NC reset.
-    pub fn reset_core(&mut self, nc: NcIndex) {
+    /// sequencer, on-chip memory), like the driver's NC reset. Returns the core's notification
+    /// queues, which the caller frees (freeing changes the memory's layout, which a domain
+    /// cannot do on its own, see [`Shared`]).
+    pub fn reset_core(&mut self, nc: NcIndex) -> Vec<MemHandle> {
         self.sched.cancel_core(nc.0);
-        let nqs: Vec<MemHandle> = self.cores[nc.index()]
+        let nqs = self.cores[nc]
             .nqs
             .values()
             .map(|q| q.queue.handle)
             .collect();
-        for h in nqs {
-            let _ = self.mem.free(h);
-        }
-        self.cores[nc.index()] = Core::new(self.target);
-        if let Ok(oc) = self.mem.onchip_mut(nc) {
-            oc.reset();
-        }
+        // A fresh core, on-chip memory included (its pages are materialised on first touch).
+        self.cores[nc] = Core::new(self.target);
+        nqs
+    }
+}
+
+/// The allocation request of a notification queue of `size` bytes for core `nc`.
+pub(crate) fn notification_request(
+    nc: NcIndex,
+    size: u32,
+    location: MemLocation,
+) -> nrt_hal::hal::AllocRequest {
+    nrt_hal::hal::AllocRequest {
+        size: size as u64,
+        align: match location {
+            MemLocation::Host => 0,
+            MemLocation::Device { .. } => size as u64,
+        },
+        location,
+        nc,
+        category: if location == MemLocation::Host {
+            nrt_hal::abi::MemAllocCategory::NotificationHost
+        } else {
+            nrt_hal::abi::MemAllocCategory::NotificationDevice
+        },
     }
 }

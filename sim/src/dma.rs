@@ -6,7 +6,7 @@
 //! engine `Write` — makes that many more descriptors available; the engine then fetches TX and
 //! RX descriptors in lock step, checks each one's ring-id phase and decodes it, checks the pair's
 //! lengths agree, and moves the bytes through the device's one store path
-//! ([`crate::device::Device::transfer`]) — so a descriptor aimed at a semaphore, an event, a
+//! ([`crate::device::Domain::transfer`]) — so a descriptor aimed at a semaphore, an event, a
 //! tail-increment or sequencer register has exactly the effect of any other store.
 //!
 //! A bad descriptor (buffer outside memory, TX/RX length mismatch, ring overrun, wrong phase,
@@ -39,7 +39,7 @@ use nrt_hal::udma::{LenCtrlFlags, RingCursor, RingGeometry, RxDesc, TxDesc, Udma
 use nrt_hal::{DeviceAddr, DmaEngine, MemHandle, NcIndex, QueueId, QueueRef};
 
 use crate::compute::cost::mul_div_ceil;
-use crate::device::{AccessFault, Device};
+use crate::device::{AccessFault, Domain};
 use crate::memory::MemFault;
 use crate::sched::Unit;
 use crate::timeline::Track;
@@ -172,10 +172,10 @@ impl PairFault {
     }
 }
 
-impl Device {
+impl Domain {
     fn queue(&self, q: QueueRef) -> Option<&DmaQueue> {
         self.cores
-            .get(q.nc.index())?
+            .get(q.nc)?
             .dma
             .get(q.engine.index())?
             .queues
@@ -183,7 +183,7 @@ impl Device {
     }
 
     fn queue_mut(&mut self, q: QueueRef) -> &mut DmaQueue {
-        &mut self.cores[q.nc.index()].dma[q.engine.index()].queues[q.queue.index()]
+        &mut self.cores[q.nc].dma[q.engine.index()].queues[q.queue.index()]
     }
 
     /// `DMA_QUEUE_INIT`: attaches rings (already validated by the caller) and resets the queue.
@@ -193,7 +193,7 @@ impl Device {
         tx: (MemHandle, DeviceAddr, RingGeometry),
         rx: (MemHandle, DeviceAddr, RingGeometry),
     ) {
-        let eng = &mut self.cores[q.nc.index()].dma[q.engine.index()];
+        let eng = &mut self.cores[q.nc].dma[q.engine.index()];
         eng.runq.retain(|&x| x != q.queue.0);
         let queue = &mut eng.queues[q.queue.index()];
         *queue = DmaQueue::new();
@@ -227,7 +227,7 @@ impl Device {
 
     /// Resets one ring of `q` from its staged registers: head, tail and pending to 0, phase 1.
     fn queue_reset_ring(&mut self, q: QueueRef, dir: Direction) {
-        let eng = &mut self.cores[q.nc.index()].dma[q.engine.index()];
+        let eng = &mut self.cores[q.nc].dma[q.engine.index()];
         eng.runq.retain(|&x| x != q.queue.0);
         let queue = &mut eng.queues[q.queue.index()];
         queue.queued = false;
@@ -338,7 +338,7 @@ impl Device {
     /// Puts `q` on its engine's run queue and wakes the engine.
     pub fn dma_kick(&mut self, q: QueueRef) {
         let now = self.now;
-        let eng = &mut self.cores[q.nc.index()].dma[q.engine.index()];
+        let eng = &mut self.cores[q.nc].dma[q.engine.index()];
         let queue = &mut eng.queues[q.queue.index()];
         if queue.queued || queue.status != QueueStatus::Enabled {
             return;
@@ -354,7 +354,7 @@ impl Device {
         let queue = self.queue_mut(q);
         queue.status = QueueStatus::Aborted;
         queue.seq_block = false;
-        let compute_idx = self.cores[q.nc.index()].seq.current_idx();
+        let compute_idx = self.cores[q.nc].seq.current_idx();
         let n = match f.uncorrectable {
             Some(address) => Notification::HbmUncorrectable {
                 core: q.nc,
@@ -379,7 +379,7 @@ impl Device {
     pub fn dma_step(&mut self, nc: NcIndex, eng: u32) {
         let mut t = self.now;
         loop {
-            let e = &mut self.cores[nc.index()].dma[eng as usize];
+            let e = &mut self.cores[nc].dma[eng as usize];
             let Some(&qid) = e.runq.front() else {
                 return;
             };
@@ -394,7 +394,7 @@ impl Device {
             match self.dma_pair(q, t) {
                 Ok((cost, block_end)) => {
                     t += cost;
-                    self.cores[nc.index()].dma[eng as usize].free_at = t;
+                    self.cores[nc].dma[eng as usize].free_at = t;
                     if let Some(b) = &mut self.queue_mut(q).batch {
                         b.1 += 1;
                     } else {
@@ -422,7 +422,7 @@ impl Device {
 
     /// Takes `q` off its engine's run queue, records its batch span, and tells the sequencer.
     fn dma_retire_batch(&mut self, q: QueueRef, t: u64) {
-        let e = &mut self.cores[q.nc.index()].dma[q.engine.index()];
+        let e = &mut self.cores[q.nc].dma[q.engine.index()];
         if e.runq.front() == Some(&q.queue.0) {
             e.runq.pop_front();
         } else {
@@ -468,9 +468,10 @@ impl Device {
                 uncorrectable: None,
             });
         }
-        let fetch = |dev: &mut Device, ring: &Ring| -> Result<UdmaDesc, PairFault> {
+        let fetch = |dev: &mut Domain, ring: &Ring| -> Result<UdmaDesc, PairFault> {
             let mut b = [0u8; 16];
-            dev.mem
+            dev.shared
+                .mem()
                 .read(ring.slot_addr(), &mut b)
                 .map_err(|e| PairFault::access(AccessFault::Mem(e), ring.cursor.index()))?;
             let d = UdmaDesc::from_bytes(&b);
@@ -553,7 +554,7 @@ impl Device {
     ) {
         let onchip =
             |m: &Option<MmioReg>| matches!(m, Some(MmioReg::Sbuf { .. } | MmioReg::Psum { .. }));
-        let p = &mut self.cores[nc.index()].profile;
+        let p = &mut self.cores[nc].profile;
         p.dma_pairs += 1;
         p.dma_queue_cycles += cost;
         p.dma_busy.add(t, cost);
@@ -581,7 +582,7 @@ impl Device {
             return engine;
         }
         let hbm = mul_div_ceil(len, f, spec.hbm_bandwidth / spec.nc_count as u64);
-        let core = &mut self.cores[nc.index()];
+        let core = &mut self.cores[nc];
         let start = core.hbm_free_at.max(t);
         core.hbm_free_at = start + hbm;
         (t + engine).max(core.hbm_free_at) - t

@@ -25,7 +25,7 @@ use nrt_hal::target::SemWindow;
 use nrt_hal::{DeviceAddr, EngineKind, EventId, NcIndex, SemaphoreId};
 
 use crate::compute::{self, EngineState, OnChipView};
-use crate::device::{AccessFault, Device};
+use crate::device::{AccessFault, Domain};
 use crate::memory::MemFault;
 use crate::sched::Unit;
 use crate::timeline::Track;
@@ -99,12 +99,12 @@ enum Step {
     Retire,
 }
 
-impl Device {
+impl Domain {
     /// Wakes every engine of `nc` whose wait `satisfied` accepts.
     pub fn wake_engines(&mut self, nc: NcIndex, satisfied: impl Fn(&Wait) -> bool) {
         let now = self.now;
         for kind in EngineKind::ALL {
-            let unit = &mut self.cores[nc.index()].engines[kind.index()];
+            let unit = &mut self.cores[nc].engines[kind.index()];
             if let RunState::Waiting(w, since) = unit.state {
                 if satisfied(&w) {
                     unit.state = RunState::Running;
@@ -127,8 +127,8 @@ impl Device {
     /// completes as faulted. Returns whether any core was deadlocked.
     pub fn detect_deadlocks(&mut self) -> bool {
         let mut found = false;
-        for c in 0..self.cores.len() {
-            let nc = NcIndex(c as u32);
+        for nc in self.cores.indices() {
+            let c = nc;
             if self.cores[c].seq.phase != crate::sequencer::Phase::Running {
                 continue;
             }
@@ -177,7 +177,7 @@ impl Device {
 
     /// Stops every engine of `nc` (execution aborted or core reset).
     pub fn stop_engines(&mut self, nc: NcIndex) {
-        for unit in &mut self.cores[nc.index()].engines {
+        for unit in &mut self.cores[nc].engines {
             unit.state = RunState::Idle;
         }
     }
@@ -188,13 +188,10 @@ impl Device {
         let mut t = self.now;
         loop {
             // The previous instruction completed at `t` (= now): its semaphore update lands.
-            if let Some(sem) = self.cores[nc.index()].engines[kind.index()]
-                .pending_signal
-                .take()
-            {
+            if let Some(sem) = self.cores[nc].engines[kind.index()].pending_signal.take() {
                 self.sem_op(nc, sem, SemWindow::Increment, 1);
             }
-            if self.cores[nc.index()].engines[kind.index()].state != RunState::Running {
+            if self.cores[nc].engines[kind.index()].state != RunState::Running {
                 return;
             }
             let step = match self.engine_execute_one(nc, kind) {
@@ -204,13 +201,13 @@ impl Device {
                     return;
                 }
             };
-            let unit = &mut self.cores[nc.index()].engines[kind.index()];
+            let unit = &mut self.cores[nc].engines[kind.index()];
             match step {
                 Step::Next(cost) => {
                     unit.pc += RECORD_SIZE as u64;
                     unit.index += 1;
                     self.stats.instructions += 1;
-                    self.cores[nc.index()].profile.engine(kind, t, cost);
+                    self.cores[nc].profile.engine(kind, t, cost);
                     t += cost;
                 }
                 Step::Park(w) => {
@@ -227,7 +224,7 @@ impl Device {
                 Step::Retire => {
                     self.stats.instructions += 1;
                     let hung = self.faults.hung_engines.contains(&(nc, kind));
-                    let unit = &mut self.cores[nc.index()].engines[kind.index()];
+                    let unit = &mut self.cores[nc].engines[kind.index()];
                     if hung {
                         unit.state = RunState::Hung;
                         return;
@@ -251,7 +248,7 @@ impl Device {
                 sem, cmp, value, ..
             } => self.sem_holds(nc, sem, cmp, value),
             Wait::Event { event, value } => {
-                self.cores[nc.index()].events.get(event.index()) == Some(&value)
+                self.cores[nc].events.get(event.index()) == Some(&value)
             }
         }
     }
@@ -264,11 +261,12 @@ impl Device {
         nc: NcIndex,
         kind: EngineKind,
     ) -> Result<Step, (ExecFault, u32)> {
-        let pc = DeviceAddr::new(self.cores[nc.index()].engines[kind.index()].pc);
+        let pc = DeviceAddr::new(self.cores[nc].engines[kind.index()].pc);
         let mut raw = [0u8; RECORD_SIZE];
-        if let Err(e) = self.mem.read(pc, &mut raw) {
+        let fetched = self.shared.mem().read(pc, &mut raw);
+        if let Err(e) = fetched {
             if let MemFault::Uncorrectable { addr } = e {
-                let compute_idx = self.cores[nc.index()].seq.current_idx();
+                let compute_idx = self.cores[nc].seq.current_idx();
                 self.post(
                     nc,
                     Notification::HbmUncorrectable {
@@ -290,7 +288,7 @@ impl Device {
             }
         })?;
         if d.encoding == Encoding::Neuron {
-            let unit = &self.cores[nc.index()].engines[kind.index()];
+            let unit = &self.cores[nc].engines[kind.index()];
             check_pe_pair(unit.prev.as_ref(), &rec).map_err(|_| (ExecFault::Malformed, opcode))?;
         }
         let sems = self.target.spec().semaphores_per_core;
@@ -313,7 +311,7 @@ impl Device {
             return Err((ExecFault::OutOfBounds, opcode));
         }
         let step = self.engine_instruction(nc, kind, &d.instr, opcode)?;
-        let unit = &mut self.cores[nc.index()].engines[kind.index()];
+        let unit = &mut self.cores[nc].engines[kind.index()];
         unit.pending_signal = d.sync.signal;
         unit.prev = Some(rec);
         Ok(step)
@@ -405,11 +403,9 @@ impl Device {
         let target = self.target;
         let spec = target.spec();
         let (instruction_index, first_nan) = {
-            let unit = &mut self.cores[nc.index()].engines[kind.index()];
-            let Ok(oc) = self.mem.onchip_mut(nc) else {
-                return Err((ExecFault::OutOfBounds, opcode));
-            };
-            let (sbuf, psum) = oc.split_mut();
+            let core = &mut self.cores[nc];
+            let unit = &mut core.engines[kind.index()];
+            let (sbuf, psum) = core.onchip.split_mut();
             let mut view = OnChipView {
                 sbuf,
                 sbuf_partition_bytes: spec.sbuf.partition_bytes as usize,
@@ -423,7 +419,7 @@ impl Device {
             (unit.index, first_nan)
         };
         if first_nan {
-            let compute_idx = self.cores[nc.index()].seq.current_idx();
+            let compute_idx = self.cores[nc].seq.current_idx();
             self.post(
                 nc,
                 Notification::NanProduced {
@@ -436,7 +432,7 @@ impl Device {
         }
         let cycles = compute::to_device_cycles(compute::cost(i, kind, target), kind, target);
         if matches!(i, Instruction::MatmulMoving { .. }) {
-            self.cores[nc.index()].profile.matmul_instructions += 1;
+            self.cores[nc].profile.matmul_instructions += 1;
         }
         self.record_span(nc, kind, i.opcode().mnemonic(), cycles);
         Ok(cycles)
@@ -457,7 +453,7 @@ impl Device {
         opcode: u32,
     ) -> (ExecFault, u32) {
         if let AccessFault::Mem(MemFault::Uncorrectable { addr }) = e {
-            let compute_idx = self.cores[nc.index()].seq.current_idx();
+            let compute_idx = self.cores[nc].seq.current_idx();
             self.post(
                 nc,
                 Notification::HbmUncorrectable {
@@ -472,9 +468,9 @@ impl Device {
 
     /// Writes the `ExecError` entry for the engine's current instruction and aborts.
     fn engine_fault(&mut self, nc: NcIndex, kind: EngineKind, fault: ExecFault, opcode: u32) {
-        let unit = &self.cores[nc.index()].engines[kind.index()];
+        let unit = &self.cores[nc].engines[kind.index()];
         let instruction_index = unit.index;
-        let compute_idx = self.cores[nc.index()].seq.current_idx();
+        let compute_idx = self.cores[nc].seq.current_idx();
         self.post(
             nc,
             Notification::ExecError {

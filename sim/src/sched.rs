@@ -51,24 +51,27 @@ pub(crate) struct Wake {
 pub(crate) struct Scheduler {
     heap: BinaryHeap<Reverse<Wake>>,
     pending: Vec<Option<u64>>,
+    /// The first core of the clock domain this scheduler serves.
+    base: u32,
 }
 
 impl Scheduler {
-    /// A scheduler for `cores` cores.
-    pub fn new(cores: u32) -> Self {
+    /// A scheduler for the `cores` cores from core `base` on (one clock domain).
+    pub fn new(base: u32, cores: u32) -> Self {
         Scheduler {
             heap: BinaryHeap::new(),
             pending: vec![None; cores as usize * UNITS_PER_CORE],
+            base,
         }
     }
 
-    fn slot(nc: u32, unit: Unit) -> usize {
-        nc as usize * UNITS_PER_CORE + unit.slot()
+    fn slot(&self, nc: u32, unit: Unit) -> usize {
+        (nc - self.base) as usize * UNITS_PER_CORE + unit.slot()
     }
 
     /// Wakes `unit` of core `nc` at `time`, unless it already has an earlier or equal wake-up.
     pub fn schedule(&mut self, time: u64, nc: u32, unit: Unit) {
-        let s = Self::slot(nc, unit);
+        let s = self.slot(nc, unit);
         match self.pending[s] {
             Some(t) if t <= time => {}
             _ => {
@@ -81,7 +84,7 @@ impl Scheduler {
     /// The earliest live wake-up, without removing it.
     pub fn peek(&mut self) -> Option<Wake> {
         while let Some(Reverse(w)) = self.heap.peek() {
-            if self.pending[Self::slot(w.nc, w.unit)] == Some(w.time) {
+            if self.pending[self.slot(w.nc, w.unit)] == Some(w.time) {
                 return Some(*w);
             }
             self.heap.pop();
@@ -93,7 +96,7 @@ impl Scheduler {
     /// reschedule or cancelled, are skipped).
     pub fn pop(&mut self) -> Option<Wake> {
         while let Some(Reverse(w)) = self.heap.pop() {
-            let s = Self::slot(w.nc, w.unit);
+            let s = self.slot(w.nc, w.unit);
             if self.pending[s] == Some(w.time) {
                 self.pending[s] = None;
                 return Some(w);
@@ -104,7 +107,7 @@ impl Scheduler {
 
     /// Cancels every wake-up of core `nc` (core reset).
     pub fn cancel_core(&mut self, nc: u32) {
-        let base = nc as usize * UNITS_PER_CORE;
+        let base = (nc - self.base) as usize * UNITS_PER_CORE;
         for p in &mut self.pending[base..base + UNITS_PER_CORE] {
             *p = None;
         }
@@ -117,7 +120,7 @@ mod tests {
 
     #[test]
     fn orders_by_time_then_core_then_unit() {
-        let mut s = Scheduler::new(2);
+        let mut s = Scheduler::new(0, 2);
         s.schedule(10, 1, Unit::Sequencer);
         s.schedule(10, 0, Unit::Dma(3));
         s.schedule(10, 0, Unit::Engine(EngineKind::Act));
@@ -152,7 +155,7 @@ mod tests {
 
     #[test]
     fn one_pending_wake_per_unit_keeps_the_earliest() {
-        let mut s = Scheduler::new(1);
+        let mut s = Scheduler::new(0, 1);
         s.schedule(10, 0, Unit::Sequencer);
         s.schedule(20, 0, Unit::Sequencer);
         s.schedule(7, 0, Unit::Sequencer);

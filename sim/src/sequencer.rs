@@ -25,7 +25,7 @@ use nrt_hal::notify::{DmaFault, Notification};
 use nrt_hal::target::{reserved, seq, SemWindow};
 use nrt_hal::{DeviceAddr, EngineKind, NcIndex, QueueRef};
 
-use crate::device::{AccessFault, Device};
+use crate::device::{AccessFault, Domain};
 use crate::engine::RunState;
 use crate::sched::Unit;
 use crate::timeline::Track;
@@ -84,7 +84,7 @@ impl Sequencer {
     }
 }
 
-impl Device {
+impl Domain {
     fn exec_queue(nc: NcIndex) -> QueueRef {
         QueueRef::new(nc, reserved::HW_EXEC_ENGINE, reserved::HW_EXEC_QUEUE)
     }
@@ -100,7 +100,7 @@ impl Device {
         let end = seq::EXEC_REQUEST + seq::EXEC_REQUEST_LEN;
         if (seq::EXEC_REQUEST..end).contains(&offset) {
             let o = (offset - seq::EXEC_REQUEST) as usize;
-            self.cores[nc.index()].seq.slot[o..o + 4].copy_from_slice(&value.to_le_bytes());
+            self.cores[nc].seq.slot[o..o + 4].copy_from_slice(&value.to_le_bytes());
             return Ok(());
         }
         Err(AccessFault::Register {
@@ -111,7 +111,7 @@ impl Device {
 
     /// A load from the sequencer's register block.
     pub fn seq_load(&self, nc: NcIndex, offset: u64) -> u32 {
-        let s = &self.cores[nc.index()].seq;
+        let s = &self.cores[nc].seq;
         let end = seq::EXEC_REQUEST + seq::EXEC_REQUEST_LEN;
         match offset {
             o if (seq::EXEC_REQUEST..end).contains(&o) => {
@@ -131,13 +131,13 @@ impl Device {
 
     /// The request-load event fired: latch the slot.
     pub fn seq_request_load(&mut self, nc: NcIndex) {
-        let s = &mut self.cores[nc.index()].seq;
+        let s = &mut self.cores[nc].seq;
         s.latched = RequestBuffer::parse(&s.slot).ok();
     }
 
     /// A tail increment happened on `q`: remember it if this core is running a block.
     pub fn seq_note_kick(&mut self, q: QueueRef) {
-        let s = &mut self.cores[q.nc.index()].seq;
+        let s = &mut self.cores[q.nc].seq;
         if s.phase == Phase::Block && q != Self::exec_queue(q.nc) && !s.kicked.contains(&q) {
             s.kicked.push(q);
         }
@@ -145,14 +145,14 @@ impl Device {
 
     /// A queue of `nc` drained: the sequencer may be waiting for it.
     pub fn seq_queue_drained(&mut self, nc: NcIndex) {
-        if self.cores[nc.index()].seq.phase == Phase::Draining {
+        if self.cores[nc].seq.phase == Phase::Draining {
             self.sched.schedule(self.now, nc.0, Unit::Sequencer);
         }
     }
 
     /// The exec queue reached the end of this execution's block at cycle `t`.
     pub fn seq_block_done(&mut self, nc: NcIndex, t: u64) {
-        let s = &mut self.cores[nc.index()].seq;
+        let s = &mut self.cores[nc].seq;
         if s.phase == Phase::Block {
             s.phase = Phase::Draining;
             self.sched.schedule(t, nc.0, Unit::Sequencer);
@@ -161,7 +161,7 @@ impl Device {
 
     /// An engine retired at cycle `t`.
     pub fn seq_engine_retired(&mut self, nc: NcIndex, t: u64) {
-        let s = &mut self.cores[nc.index()].seq;
+        let s = &mut self.cores[nc].seq;
         s.running = s.running.saturating_sub(1);
         if s.running == 0 && s.phase == Phase::Running {
             s.phase = Phase::Completing;
@@ -172,7 +172,7 @@ impl Device {
 
     /// A fault hit the execution running on `nc` (if any): stop and complete it as faulted.
     pub fn seq_fault(&mut self, nc: NcIndex) {
-        let s = &mut self.cores[nc.index()].seq;
+        let s = &mut self.cores[nc].seq;
         if s.phase == Phase::Idle || s.phase == Phase::Completing {
             return;
         }
@@ -181,19 +181,19 @@ impl Device {
         s.running = 0;
         // Stop block-mode processing of the exec queue.
         let q = Self::exec_queue(nc);
-        self.cores[nc.index()].dma[q.engine.index()].queues[q.queue.index()].seq_block = false;
+        self.cores[nc].dma[q.engine.index()].queues[q.queue.index()].seq_block = false;
         self.stop_engines(nc);
         self.sched.schedule(self.now, nc.0, Unit::Sequencer);
     }
 
     /// Wake-up of the sequencer of `nc`.
     pub fn seq_step(&mut self, nc: NcIndex) {
-        let phase = self.cores[nc.index()].seq.phase;
+        let phase = self.cores[nc].seq.phase;
         match phase {
             Phase::Idle => self.seq_begin(nc),
             Phase::Block | Phase::Running => {}
             Phase::Draining => {
-                let core = &self.cores[nc.index()];
+                let core = &self.cores[nc];
                 let drained = core
                     .seq
                     .kicked
@@ -214,25 +214,25 @@ impl Device {
         }
         self.sem_op(nc, reserved::INFERENCE_START, SemWindow::Decrement, 1);
         // Model semaphores and events start from zero on every execution (hal `seq` docs).
-        let core = &mut self.cores[nc.index()];
+        let core = &mut self.cores[nc];
         core.sems[..reserved::FIRST_SEMAPHORE as usize].fill(0);
         core.events[..reserved::FIRST_EVENT as usize].fill(0);
         core.profile = Default::default();
         let now = self.now;
-        let s = &mut self.cores[nc.index()].seq;
+        let s = &mut self.cores[nc].seq;
         s.phase = Phase::Block;
         s.start = now;
         s.faulted = false;
         s.kicked.clear();
         s.latched = None;
         s.running = 0;
-        for e in &mut self.cores[nc.index()].engines {
+        for e in &mut self.cores[nc].engines {
             e.state = RunState::Idle;
         }
         let q = Self::exec_queue(nc);
-        let queue = &mut self.cores[nc.index()].dma[q.engine.index()].queues[q.queue.index()];
+        let queue = &mut self.cores[nc].dma[q.engine.index()].queues[q.queue.index()];
         if queue.status != nrt_hal::hal::QueueStatus::Enabled || queue.tx.is_none() {
-            let compute_idx = self.cores[nc.index()].seq.current_idx();
+            let compute_idx = self.cores[nc].seq.current_idx();
             self.post(
                 nc,
                 Notification::DmaError {
@@ -253,9 +253,9 @@ impl Device {
     }
 
     fn seq_start_engines(&mut self, nc: NcIndex) {
-        let Some(req) = self.cores[nc.index()].seq.latched else {
+        let Some(req) = self.cores[nc].seq.latched else {
             // The block ended without a request being loaded.
-            let compute_idx = self.cores[nc.index()].seq.current_idx();
+            let compute_idx = self.cores[nc].seq.current_idx();
             self.post(
                 nc,
                 Notification::ExecError {
@@ -278,13 +278,13 @@ impl Device {
         if req.request.load_act_dve_tables != 0 {
             cost += t.act_dve_table_load_cycles;
         }
-        self.cores[nc.index()].seq.phase = Phase::Starting;
+        self.cores[nc].seq.phase = Phase::Starting;
         let at = self.now + cost;
         self.sched.schedule(at, nc.0, Unit::Sequencer);
     }
 
     fn seq_launch(&mut self, nc: NcIndex) {
-        let Some(req) = self.cores[nc.index()].seq.latched else {
+        let Some(req) = self.cores[nc].seq.latched else {
             self.seq_fault(nc);
             return;
         };
@@ -293,12 +293,12 @@ impl Device {
         for kind in EngineKind::ALL {
             let pc = req.request.engine_address(kind);
             if pc.raw() != 0 {
-                self.cores[nc.index()].engines[kind.index()].start(pc);
+                self.cores[nc].engines[kind.index()].start(pc);
                 self.sched.schedule(now, nc.0, Unit::Engine(kind));
                 running += 1;
             }
         }
-        let s = &mut self.cores[nc.index()].seq;
+        let s = &mut self.cores[nc].seq;
         s.running = running;
         if running == 0 {
             s.phase = Phase::Completing;
@@ -311,7 +311,7 @@ impl Device {
 
     fn seq_complete(&mut self, nc: NcIndex) {
         let now = self.now;
-        let s = &mut self.cores[nc.index()].seq;
+        let s = &mut self.cores[nc].seq;
         let compute_idx = s.head;
         let cycles = now - s.start;
         let faulted = s.faulted;

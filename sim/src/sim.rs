@@ -1,48 +1,48 @@
 //! [`Sim`]: the simulated device as a [`Hal`] backend.
 //!
-//! The whole device sits behind one mutex. HAL calls that start device work (a tail increment,
-//! a semaphore increment) only queue it at the device's current cycle; **time advances only in
-//! [`Hal::wait`]**, which runs the event loop until its condition holds. There is no background
-//! thread, so a run is a pure function of the HAL calls made: memory contents, notification
-//! entries, cycle counts and the timeline are identical run to run.
+//! The device is a set of *clock domains* (`crate::device::Domain`, docs/simulator.md §8.1),
+//! each a group of cores with its own clock, event scheduler and lock, and the device memory
+//! they share behind a lock of its own taken per access. HAL calls that start device work (a
+//! tail increment, a semaphore increment) only queue it at the domain's current cycle; **time
+//! advances only in [`Hal::wait`]**, which runs the event loop of the domain its condition
+//! names until the condition holds. There is no background thread, so a run is a pure
+//! function of the HAL calls made: memory contents, notification entries, cycle counts and the
+//! timeline are identical run to run.
 //!
 //! # Host threads (docs/simulator.md §8.1)
 //!
-//! - **Hand-over.** A wait simulates with the lock held, but every other HAL call queued for
-//!   the lock registers as a *contender*; between two events the wait hands the lock to the
-//!   contenders and takes it back, so a submit (copies, queue starts, semaphore reads, the
+//! - **Domains in parallel.** A wait locks only its own domain, so waits on cores of
+//!   different domains (two models on the two cores of a trn1 device) simulate on different
+//!   host threads at once. Memory copies of the HAL take only the memory lock, never a domain's.
+//! - **Hand-over.** A wait simulates with its domain's lock held, but every other HAL call
+//!   queued for that lock registers as a *contender*; between two events the wait hands the
+//!   lock to the contenders and takes it back, so a submit (queue starts, semaphore reads, the
 //!   doorbell) waits for one event, never for a whole simulation. A contender spins for the
 //!   lock before it sleeps on it: a sleeping one would cost the wait a futex wake-up and
-//!   itself a reschedule per call. A waiting call is not a
-//!   contender: waits on different cores do not trade the lock, whichever holds it advances
-//!   the device for both.
-//! - **Why host timing cannot leak in.** Cores share no timing state (each has its own
+//!   itself a reschedule per call. A waiting call is not a contender.
+//! - **Helping.** A wait whose own domain has nothing left to do (its condition is false and
+//!   no event is pending) steps another domain that has work and no waiter of its own, a
+//!   batch of events at a time, before it sleeps: a store from that domain may be what it
+//!   waits for. Which thread steps a domain never changes what the domain does.
+//! - **Why host timing cannot leak in.** Domains share no timing state (each core has its own
 //!   sequencer, engines, DMA engines and HBM port), an execution's cycles run from its doorbell
-//!   being taken to its completion on its own core, and an arrival only queues work at the
-//!   current cycle. Where a hand-over lets a call in changes only idle gaps between executions.
-//! - **Per-core clock domains** (designed in docs/simulator.md §8.1, not built yet): each
-//!   core's sequencer, engines, DMA engines and scheduler under its own lock and clock, HBM
-//!   behind a lock taken per access, SBUF/PSUM owned by their core, the two cores of a logical
-//!   core sharing one domain. What it needs: `Device` split into a shared part (memory,
-//!   allocator, fault plan, stats, timeline) and per-domain parts; every `impl Device` unit
-//!   (`dma`, `engine`, `sequencer`) reaching memory through the shared lock and other cores only
-//!   through a cross-domain store; `memory::DeviceMemory` giving each core's `OnChip` to its
-//!   domain; waits that step one domain; `run_until_idle` / `advance` stepping every domain.
+//!   being taken to its completion on its own core, and an arrival (a host call, or a store
+//!   from another domain) only queues work at the receiving domain's current cycle. Where a
+//!   hand-over lets a call in changes only idle gaps between executions.
 //!
-//! When a wait's condition is false and the device has nothing left to do, nothing can change
-//! it but another thread's HAL call: the wait then sleeps on a condition variable (woken by
-//! every state-changing call) until its host-time timeout, and returns [`HalError::Timeout`].
-//! That is how a hung engine surfaces to the runtime.
+//! When a wait's condition is false and nothing it can reach has work left, nothing can change
+//! it but another thread's HAL call: the wait then sleeps (woken by every state-changing call)
+//! until its host-time timeout, and returns [`HalError::Timeout`]. That is how a hung engine
+//! surfaces to the runtime.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
-use nrt_hal::abi::MemAllocCategory;
 use nrt_hal::check::{self, Probe};
 use nrt_hal::hal::{
-    AllocRequest, CoreMemUsage, DeviceInfo, Mapping, MemInfo, MemLocation, NotificationQueue,
-    NqRequest, QueueState, RingSpec, WaitCondition,
+    AllocRequest, CoreMemUsage, DeviceInfo, Mapping, MemInfo, NotificationQueue, NqRequest,
+    QueueState, RingSpec, WaitCondition,
 };
 use nrt_hal::target::SemWindow;
 use nrt_hal::{
@@ -50,68 +50,62 @@ use nrt_hal::{
 };
 
 use crate::config::SimConfig;
-use crate::device::{Device, SimStats};
+use crate::device::{lock, notification_request, Domain, HostMem, Shared, SimStats};
+use crate::memory::DeviceMemory;
+use crate::timeline::Timeline;
 
-/// How many times a contender tries the device lock before sleeping on it (each try a
+/// How many times a contender tries a domain lock before sleeping on it (each try a
 /// compare-and-swap and a spin hint: tens of microseconds in all).
 const CONTENDER_SPINS: u32 = 2000;
 
-/// A simulated Neuron device.
-pub struct Sim {
-    target: Target,
-    dev: Mutex<Device>,
-    changed: Condvar,
-    /// Threads sleeping in `wait` (so state changes notify only when someone listens).
-    sleepers: AtomicUsize,
-    /// HAL calls other than `wait` queued for the device lock: a simulating `wait` hands the
-    /// lock over to them between two events (see the module docs).
+/// Events a wait runs in another domain it helps before looking at its own again.
+const HELP_BATCH: u32 = 256;
+
+/// A domain's lock guard.
+type DomainGuard<'a> = MutexGuard<'a, Box<Domain>>;
+
+/// One clock domain behind its lock, with the counters its hand-over uses.
+///
+/// Layout matters here: a contender spins on the mutex word while the lock holder simulates,
+/// so the word shares its cache line with nothing the simulation touches. The domain itself is
+/// boxed (its hot fields live elsewhere), and the hand-over counters sit on a line of their own.
+#[repr(align(128))]
+struct DomainCell {
+    dev: Mutex<Box<Domain>>,
+    counters: HandOverCounters,
+}
+
+/// The counters of a domain's hand-over (see [`DomainCell`]).
+#[repr(align(128))]
+struct HandOverCounters {
+    /// HAL calls other than `wait` queued for the lock: a simulating `wait` hands the lock
+    /// over to them between two events (see the module docs).
     contenders: AtomicUsize,
     /// How many times a contender got the lock (what a handing-over `wait` watches).
     handoffs: AtomicU64,
+    /// Waits on this domain's condition (a helping wait leaves the domain to them).
+    waiters: AtomicUsize,
 }
 
-impl std::fmt::Debug for Sim {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sim").field("target", &self.target).finish()
-    }
-}
-
-impl Sim {
-    /// A fresh device.
-    pub fn new(cfg: SimConfig) -> Self {
-        Sim {
-            target: cfg.target,
-            dev: Mutex::new(Device::new(&cfg)),
-            changed: Condvar::new(),
-            sleepers: AtomicUsize::new(0),
-            contenders: AtomicUsize::new(0),
-            handoffs: AtomicU64::new(0),
-        }
-    }
-
-    /// The simulated generation.
-    pub fn target(&self) -> Target {
-        self.target
-    }
-
-    /// The device lock for a HAL call that is not a wait: registered as a contender, so a
-    /// wait that is simulating hands the lock over at its next event boundary.
-    fn lock(&self) -> MutexGuard<'_, Device> {
+impl DomainCell {
+    /// The lock for a HAL call that is not a wait: registered as a contender, so a wait that
+    /// is simulating hands the lock over at its next event boundary.
+    fn lock(&self) -> DomainGuard<'_> {
         if let Ok(g) = self.dev.try_lock() {
             return g;
         }
-        self.contenders.fetch_add(1, Ordering::SeqCst);
+        self.counters.contenders.fetch_add(1, Ordering::SeqCst);
         let g = self.lock_contended();
-        self.handoffs.fetch_add(1, Ordering::SeqCst);
-        self.contenders.fetch_sub(1, Ordering::SeqCst);
+        self.counters.handoffs.fetch_add(1, Ordering::SeqCst);
+        self.counters.contenders.fetch_sub(1, Ordering::SeqCst);
         g
     }
 
-    /// The device lock for a registered contender: a simulating wait releases it within one
-    /// event (well under a microsecond), so spin for it a while before sleeping on the mutex —
-    /// a sleeping contender costs the wait a futex wake-up and the contender a reschedule per
+    /// The lock for a registered contender: a simulating wait releases it within one event
+    /// (well under a microsecond), so spin for it a while before sleeping on the mutex — a
+    /// sleeping contender costs the wait a futex wake-up and the contender a reschedule per
     /// HAL call, which is what serialised async submission with simulation.
-    fn lock_contended(&self) -> MutexGuard<'_, Device> {
+    fn lock_contended(&self) -> DomainGuard<'_> {
         for _ in 0..CONTENDER_SPINS {
             match self.dev.try_lock() {
                 Ok(g) => return g,
@@ -122,24 +116,31 @@ impl Sim {
         self.lock_for_wait()
     }
 
-    /// The device lock, not registered as a contender (for waits, which simulate).
-    fn lock_for_wait(&self) -> MutexGuard<'_, Device> {
-        // A panic while holding the lock would be a simulator bug; keep serving rather than
-        // cascading it into every later call.
-        self.dev.lock().unwrap_or_else(|p| p.into_inner())
+    /// The lock, not registered as a contender (for waits, which simulate).
+    fn lock_for_wait(&self) -> DomainGuard<'_> {
+        lock(&self.dev)
+    }
+
+    /// The lock if it is free now.
+    fn try_lock(&self) -> Option<DomainGuard<'_>> {
+        match self.dev.try_lock() {
+            Ok(g) => Some(g),
+            Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
     }
 
     /// Between two events of a simulating wait: if other HAL calls are queued for the lock,
     /// release it until one of them has had it, and take it back.
-    fn hand_over<'a>(&'a self, d: MutexGuard<'a, Device>) -> MutexGuard<'a, Device> {
-        if self.contenders.load(Ordering::SeqCst) == 0 {
+    fn hand_over<'a>(&'a self, d: DomainGuard<'a>) -> DomainGuard<'a> {
+        if self.counters.contenders.load(Ordering::SeqCst) == 0 {
             return d;
         }
-        let seen = self.handoffs.load(Ordering::SeqCst);
+        let seen = self.counters.handoffs.load(Ordering::SeqCst);
         drop(d);
         let mut spins = 0u32;
-        while self.handoffs.load(Ordering::SeqCst) == seen
-            && self.contenders.load(Ordering::SeqCst) > 0
+        while self.counters.handoffs.load(Ordering::SeqCst) == seen
+            && self.counters.contenders.load(Ordering::SeqCst) > 0
         {
             spins += 1;
             if spins < 64 {
@@ -150,17 +151,135 @@ impl Sim {
         }
         self.lock_for_wait()
     }
+}
 
-    fn mutate<T>(&self, f: impl FnOnce(&mut Device) -> HalResult<T>) -> HalResult<T> {
-        let r = f(&mut self.lock());
+/// Counts a wait on a domain for as long as it lives.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(n: &'a AtomicUsize) -> Self {
+        n.fetch_add(1, Ordering::SeqCst);
+        Waiting(n)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A simulated Neuron device.
+pub struct Sim {
+    target: Target,
+    shared: Arc<Shared>,
+    domains: Box<[DomainCell]>,
+    /// `mem_alloc` calls so far (`FaultPlan::fail_allocations` counts them).
+    alloc_calls: AtomicU64,
+    fail_allocations: Vec<u64>,
+}
+
+impl std::fmt::Debug for Sim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sim")
+            .field("target", &self.target)
+            .field("domains", &self.domains.len())
+            .finish()
+    }
+}
+
+impl Sim {
+    /// A fresh device.
+    pub fn new(cfg: SimConfig) -> Self {
+        let nc_count = cfg.target.spec().nc_count;
+        let per = cfg.cores_per_domain.clamp(1, nc_count);
+        let shared = Shared::new(&cfg, per);
+        let domains = (0..shared.domains())
+            .map(|i| DomainCell {
+                dev: Mutex::new(Box::new(Domain::new(&cfg, Arc::clone(&shared), i))),
+                counters: HandOverCounters {
+                    contenders: AtomicUsize::new(0),
+                    handoffs: AtomicU64::new(0),
+                    waiters: AtomicUsize::new(0),
+                },
+            })
+            .collect();
+        Sim {
+            target: cfg.target,
+            shared,
+            domains,
+            alloc_calls: AtomicU64::new(0),
+            fail_allocations: cfg.faults.fail_allocations.clone(),
+        }
+    }
+
+    /// The simulated generation.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// How many clock domains the device is simulated as (`SimConfig::cores_per_domain`).
+    pub fn clock_domains(&self) -> usize {
+        self.domains.len()
+    }
+
+    fn cell(&self, nc: NcIndex) -> &DomainCell {
+        &self.domains[self.shared.domain_of(nc)]
+    }
+
+    /// The domain of core `nc` (which the caller has checked exists), for a HAL call that is
+    /// not a wait, with the stores other domains sent it applied.
+    fn core(&self, nc: NcIndex) -> DomainGuard<'_> {
+        let mut d = self.cell(nc).lock();
+        d.apply_arrivals();
+        d
+    }
+
+    /// Runs `f` on the domain of core `nc` and wakes sleeping waits.
+    fn mutate<T>(&self, nc: NcIndex, f: impl FnOnce(&mut Domain) -> HalResult<T>) -> HalResult<T> {
+        let r = f(&mut self.core(nc));
         self.notify();
         r
     }
 
-    fn notify(&self) {
-        if self.sleepers.load(Ordering::SeqCst) > 0 {
-            self.changed.notify_all();
+    /// The device memory for a host-side call (no domain lock needed).
+    fn mem(&self) -> HostMem<'_> {
+        self.shared.host_mem()
+    }
+
+    /// Writes device memory from the host and wakes sleeping waits (a `Memory32` wait may be
+    /// watching it).
+    fn write_mem<T>(&self, f: impl FnOnce(&DeviceMemory) -> HalResult<T>) -> HalResult<T> {
+        let r = f(&self.mem());
+        self.notify();
+        r
+    }
+
+    /// Allocates, frees or poisons: takes every domain's lock (in index order, as contenders,
+    /// so simulating waits hand them over), then changes the memory's layout.
+    fn change_layout<T>(&self, f: impl FnOnce(&mut DeviceMemory) -> T) -> T {
+        let r = self.with_domains_locked(0, || {
+            // SAFETY: `with_domains_locked` holds every domain's lock, and this thread holds
+            // no borrow of the memory.
+            unsafe { self.shared.change_layout(f) }
+        });
+        self.notify();
+        r
+    }
+
+    /// Runs `f` holding the locks of domains `i..` (taken in index order).
+    fn with_domains_locked<T>(&self, i: usize, f: impl FnOnce() -> T) -> T {
+        match self.domains.get(i) {
+            None => f(),
+            Some(cell) => {
+                let _g = cell.lock();
+                self.with_domains_locked(i + 1, f)
+            }
         }
+    }
+
+    fn notify(&self) {
+        self.shared.signal.notify();
     }
 
     fn check_nc(&self, op: &'static str, nc: NcIndex) -> HalResult<()> {
@@ -171,115 +290,153 @@ impl Sim {
         check::semaphore(self.target, op, nc, sem)
     }
 
-    /// The current device cycle.
-    pub fn now(&self) -> u64 {
-        self.lock().now
+    /// Every domain in turn, locked as a HAL call (not a wait).
+    fn each_domain(&self, mut f: impl FnMut(&mut Domain)) {
+        for cell in self.domains.iter() {
+            let mut d = cell.lock();
+            d.apply_arrivals();
+            f(&mut d);
+        }
     }
 
-    /// Work counters.
+    /// The device cycle: the furthest any clock domain has advanced.
+    pub fn now(&self) -> u64 {
+        let mut now = 0;
+        self.each_domain(|d| now = now.max(d.now));
+        now
+    }
+
+    /// Work counters, summed over the clock domains.
     pub fn stats(&self) -> SimStats {
-        self.lock().stats.clone()
+        let mut s = SimStats::default();
+        self.each_domain(|d| s += &d.stats);
+        s
     }
 
     /// What core `nc` did during its current or last execution (reset when one begins).
     pub fn exec_profile(&self, nc: NcIndex) -> crate::profile::ExecProfile {
-        self.lock()
-            .cores
-            .get(nc.index())
-            .map(|c| c.profile.clone())
-            .unwrap_or_default()
+        if !self.target.has_core(nc) {
+            return Default::default();
+        }
+        self.core(nc).cores[nc].profile.clone()
+    }
+
+    /// The clock domains' timelines as one (see [`Timeline::merged`]).
+    fn timeline(&self) -> Timeline {
+        let guards: Vec<_> = self.domains.iter().map(|c| c.lock()).collect();
+        Timeline::merged(guards.iter().map(|d| &d.timeline))
     }
 
     /// The timeline as Chrome / Perfetto trace JSON (empty unless the config enabled it).
     pub fn timeline_json(&self) -> String {
-        let d = self.lock();
-        d.timeline.to_chrome_json(self.target)
+        self.timeline().to_chrome_json(self.target)
     }
 
     /// Starts or stops recording the timeline (a device made without it starts recording now).
     pub fn set_timeline(&self, enabled: bool) {
-        self.lock().timeline.set_enabled(enabled);
+        self.each_domain(|d| d.timeline.set_enabled(enabled));
     }
 
     /// Forgets the timeline recorded so far.
     pub fn clear_timeline(&self) {
-        self.lock().timeline.clear();
+        self.each_domain(|d| d.timeline.clear());
     }
 
-    /// The timeline's spans.
+    /// The timeline's spans: each clock domain's in recording order, domain after domain.
     pub fn timeline_spans(&self) -> Vec<crate::timeline::Span> {
-        self.lock().timeline.spans().to_vec()
+        self.timeline().spans().to_vec()
     }
 
     /// Notifications core `nc` had no queue for.
     pub fn dropped_notifications(&self, nc: NcIndex) -> u64 {
-        self.lock()
-            .cores
-            .get(nc.index())
-            .map_or(0, |c| c.dropped_notifications)
+        if !self.target.has_core(nc) {
+            return 0;
+        }
+        self.core(nc).cores[nc].dropped_notifications
     }
 
     /// Runs at most `max_events` pending wake-ups (fewer if the device runs out of work) and
-    /// returns how many ran. For backends that let the device run by itself between host calls
-    /// (the kernel-ABI emulation of the `nrt-kabi` crate); the HAL's own time advance is [`Hal::wait`].
+    /// returns how many ran, clock domain after clock domain. For backends that let the device
+    /// run by itself between host calls (the kernel-ABI emulation of the `nrt-kabi` crate);
+    /// the HAL's own time advance is [`Hal::wait`].
     pub fn advance(&self, max_events: usize) -> usize {
-        let ran = {
-            let mut d = self.lock();
-            let mut n = 0;
+        let mut n = 0;
+        for cell in self.domains.iter() {
+            let mut d = cell.lock();
             while n < max_events && d.step() {
                 n += 1;
             }
-            n
-        };
-        if ran > 0 {
+        }
+        if n > 0 {
             self.notify();
         }
-        ran
+        n
     }
 
     /// The live allocation containing device address `addr` and the offset of `addr` inside
     /// it (the lookup the driver's `mmap` does with its offset, docs/driver.md §7).
     pub fn lookup(&self, addr: nrt_hal::DeviceAddr) -> Option<(MemHandle, u64)> {
-        self.lock().mem.lookup(addr)
+        self.mem().lookup(addr)
     }
 
-    /// Runs the device until it has nothing left to do; returns the cycle reached.
+    /// Runs the device until no clock domain has anything left to do; returns the furthest
+    /// cycle reached.
     pub fn run_until_idle(&self) -> u64 {
-        let now = {
-            let mut d = self.lock();
-            while d.step() {}
-            d.now
-        };
+        loop {
+            let mut ran = false;
+            for cell in self.domains.iter() {
+                let mut d = cell.lock();
+                while d.step() {
+                    ran = true;
+                }
+            }
+            if !ran {
+                break;
+            }
+        }
         self.notify();
-        now
+        self.now()
+    }
+
+    /// The domain a device address's side effects belong to: the core of a register or
+    /// on-chip window, or the first domain for plain memory.
+    fn domain_of_addr(&self, addr: nrt_hal::DeviceAddr) -> &DomainCell {
+        match self.target.decode_mmio(addr) {
+            Some(reg) => self.cell(crate::device::reg_core(reg)),
+            None => &self.domains[0],
+        }
     }
 
     /// Stores a 4-byte value at a device address through the device's one store path, exactly
     /// as a DMA descriptor or an engine `Write` would (for tests and tools; the runtime uses
     /// the HAL).
     pub fn store32(&self, addr: nrt_hal::DeviceAddr, value: u32) -> HalResult<()> {
-        self.mutate(|d| {
-            d.store32(addr, value).map_err(|e| HalError::DeviceFault {
-                nc: None,
-                reason: e.to_string(),
-            })
+        let r = {
+            let mut d = self.domain_of_addr(addr).lock();
+            d.apply_arrivals();
+            d.store32(addr, value)
+        };
+        self.notify();
+        r.map_err(|e| HalError::DeviceFault {
+            nc: None,
+            reason: e.to_string(),
         })
     }
 
     /// Loads a 4-byte value from a device address through the device's decoder.
     pub fn load32(&self, addr: nrt_hal::DeviceAddr) -> HalResult<u32> {
-        self.mutate(|d| {
-            d.load32(addr).map_err(|e| HalError::DeviceFault {
-                nc: None,
-                reason: e.to_string(),
-            })
+        let mut d = self.domain_of_addr(addr).lock();
+        d.apply_arrivals();
+        d.load32(addr).map_err(|e| HalError::DeviceFault {
+            nc: None,
+            reason: e.to_string(),
         })
     }
 
     /// Marks a device byte as holding an uncorrectable HBM error from now on (fault injection
     /// at run time; [`crate::FaultPlan::hbm_uncorrectable`] does the same at construction).
     pub fn inject_hbm_uncorrectable(&self, addr: nrt_hal::DeviceAddr) {
-        self.lock().mem.poison(addr);
+        self.change_layout(|m| m.poison(addr));
     }
 
     /// Reads on-chip SBUF bytes of core `nc` (for tests and tools).
@@ -291,10 +448,9 @@ impl Sim {
         dst: &mut [u8],
     ) -> HalResult<()> {
         self.check_nc("read_sbuf", nc)?;
-        self.lock()
-            .mem
-            .onchip(nc)
-            .and_then(|oc| oc.read(crate::memory::OnChipSpace::Sbuf, partition, offset, dst))
+        self.core(nc).cores[nc]
+            .onchip
+            .read(crate::memory::OnChipSpace::Sbuf, partition, offset, dst)
             .map_err(|e| check::invalid("read_sbuf", e.to_string()))
     }
 
@@ -302,18 +458,149 @@ impl Sim {
     /// written since creation or a core's reset count (docs/simulator.md §2.4); `None` where the
     /// host cannot tell.
     pub fn onchip_committed_bytes(&self) -> Option<u64> {
-        self.lock().mem.onchip_committed_bytes()
+        let mut total = Some(0u64);
+        self.each_domain(|d| {
+            for c in d.cores.iter() {
+                total = total.zip(c.onchip.committed_bytes()).map(|(a, b)| a + b);
+            }
+        });
+        total
     }
 
-    fn condition_holds(d: &mut Device, cond: &WaitCondition) -> HalResult<bool> {
+    /// Whether `cond` holds; `d` is the domain of a semaphore condition's core.
+    fn condition_holds(&self, d: Option<&Domain>, cond: &WaitCondition) -> HalResult<bool> {
         cond.holds(|probe| match probe {
-            Probe::Semaphore { nc, sem } => Ok(d.sem_read(nc, sem) as u32),
+            Probe::Semaphore { nc, sem } => Ok(match d {
+                Some(d) => d.sem_read(nc, sem),
+                None => self.core(nc).sem_read(nc, sem),
+            } as u32),
             Probe::Word { handle, offset } => {
                 let mut b = [0u8; 4];
-                d.mem.read_at(handle, offset, &mut b)?;
+                self.mem().read_at(handle, offset, &mut b)?;
                 Ok(u32::from_le_bytes(b))
             }
         })
+    }
+
+    /// A wait on a semaphore of domain `i`: steps that domain until the condition holds
+    /// (helping other domains while it has nothing to do, sleeping when nothing has).
+    fn wait_domain(&self, i: usize, cond: &WaitCondition, deadline: Instant) -> HalResult<bool> {
+        let cell = &self.domains[i];
+        let _waiting = Waiting::new(&cell.counters.waiters);
+        let mut d = cell.lock_for_wait();
+        let mut steps = 0u32;
+        loop {
+            d.apply_arrivals();
+            if self.condition_holds(Some(&d), cond)? {
+                drop(d);
+                self.notify();
+                return Ok(true);
+            }
+            if d.step() {
+                steps = steps.wrapping_add(1);
+                if steps.is_multiple_of(1024) {
+                    // A device that never runs out of events (a program that keeps itself
+                    // busy) must still time out.
+                    if Instant::now() >= deadline {
+                        return Ok(false);
+                    }
+                    // Let other waits in now and then: their conditions are checked only by
+                    // their own threads.
+                    drop(d);
+                    std::thread::yield_now();
+                    d = cell.lock_for_wait();
+                    continue;
+                }
+                // Let other threads' HAL calls in between two events (they are stamped with
+                // the domain's current cycle, as any arrival is).
+                d = cell.hand_over(d);
+                continue;
+            }
+            drop(d);
+            if self.help(i) {
+                d = cell.lock_for_wait();
+                continue;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(false);
+            }
+            let epoch = self.shared.signal.register();
+            d = cell.lock_for_wait();
+            d.apply_arrivals();
+            if d.has_work() || self.condition_holds(Some(&d), cond)? {
+                self.shared.signal.unregister();
+                continue;
+            }
+            drop(d);
+            self.shared.signal.sleep(epoch, deadline - now);
+            d = cell.lock_for_wait();
+        }
+    }
+
+    /// Steps, for a batch of events, the first other domain (after `i`) that has work, no
+    /// waiter of its own and a free lock. Returns whether it ran anything.
+    fn help(&self, i: usize) -> bool {
+        let n = self.domains.len();
+        for k in 1..n {
+            let cell = &self.domains[(i + k) % n];
+            if cell.counters.waiters.load(Ordering::SeqCst) > 0 {
+                continue;
+            }
+            let Some(mut d) = cell.try_lock() else {
+                continue;
+            };
+            let mut ran = 0;
+            while ran < HELP_BATCH && !self.shared.has_arrivals(i) && d.step() {
+                ran += 1;
+                d = cell.hand_over(d);
+            }
+            drop(d);
+            if ran > 0 {
+                self.notify();
+                return true;
+            }
+        }
+        false
+    }
+
+    /// A wait on a memory word: steps every domain in turn until the word compares as asked.
+    fn wait_memory(&self, cond: &WaitCondition, deadline: Instant) -> HalResult<bool> {
+        let mut rounds = 0u32;
+        loop {
+            if self.condition_holds(None, cond)? {
+                self.notify();
+                return Ok(true);
+            }
+            let mut ran = false;
+            for cell in self.domains.iter() {
+                let mut d = cell.lock_for_wait();
+                for _ in 0..HELP_BATCH {
+                    if !d.step() {
+                        break;
+                    }
+                    ran = true;
+                }
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(false);
+            }
+            if ran {
+                rounds = rounds.wrapping_add(1);
+                if rounds.is_multiple_of(64) {
+                    std::thread::yield_now();
+                }
+                continue;
+            }
+            let epoch = self.shared.signal.register();
+            let busy = self.domains.iter().any(|c| c.lock_for_wait().has_work());
+            if busy || self.condition_holds(None, cond)? {
+                self.shared.signal.unregister();
+                continue;
+            }
+            self.shared.signal.sleep(epoch, deadline - now);
+        }
     }
 }
 
@@ -329,47 +616,47 @@ impl Hal for Sim {
     }
 
     fn mem_alloc(&self, req: &AllocRequest) -> HalResult<MemHandle> {
-        self.mutate(|d| {
-            d.alloc_calls += 1;
-            if d.faults.fail_allocations.contains(&d.alloc_calls) {
+        self.change_layout(|m| {
+            let call = self.alloc_calls.fetch_add(1, Ordering::SeqCst) + 1;
+            if self.fail_allocations.contains(&call) {
                 return Err(HalError::OutOfMemory {
                     requested: req.size,
                     location: req.location,
                 });
             }
-            d.mem.alloc(req)
+            m.alloc(req)
         })
     }
 
     fn mem_free(&self, handle: MemHandle) -> HalResult<()> {
-        self.mutate(|d| d.mem.free(handle))
+        self.change_layout(|m| m.free(handle))
     }
 
     fn mem_info(&self, handle: MemHandle) -> HalResult<MemInfo> {
-        self.lock().mem.info(handle)
+        self.mem().info(handle)
     }
 
     fn copy_to_device(&self, handle: MemHandle, offset: u64, src: &[u8]) -> HalResult<()> {
-        self.mutate(|d| d.mem.write_at(handle, offset, src))
+        self.write_mem(|m| m.write_at(handle, offset, src))
     }
 
     fn copy_from_device(&self, handle: MemHandle, offset: u64, dst: &mut [u8]) -> HalResult<()> {
-        self.lock().mem.read_at(handle, offset, dst)
+        self.mem().read_at(handle, offset, dst)
     }
 
     fn memset(&self, handle: MemHandle, offset: u64, value: u8, size: u64) -> HalResult<()> {
-        self.mutate(|d| d.mem.fill_at(handle, offset, value, size))
+        self.write_mem(|m| m.fill_at(handle, offset, value, size))
     }
 
     unsafe fn map(&self, handle: MemHandle) -> HalResult<Mapping> {
-        let (ptr, len) = self.lock().mem.chunk_ptr(handle)?;
+        let (ptr, len) = self.mem().chunk_ptr(handle)?;
         Ok(Mapping { handle, ptr, len })
     }
 
     unsafe fn unmap(&self, mapping: Mapping) -> HalResult<()> {
         // The mapping is the allocation's own backing store; nothing to tear down. Check the
         // handle still names the same memory so a stale mapping is reported.
-        let (ptr, _) = self.lock().mem.chunk_ptr(mapping.handle)?;
+        let (ptr, _) = self.mem().chunk_ptr(mapping.handle)?;
         if ptr != mapping.ptr {
             return Err(check::invalid(
                 "unmap",
@@ -383,14 +670,14 @@ impl Hal for Sim {
         const OP: &str = "DMA_QUEUE_INIT";
         check::queue(self.target, OP, queue)?;
         let geoms = check::rings(OP, tx, rx)?;
-        self.mutate(|d| {
-            let mut rings = Vec::with_capacity(2);
-            for ((name, spec), geom) in [("tx", tx), ("rx", rx)].into_iter().zip(geoms) {
-                let info = d.mem.info(spec.handle)?;
-                geom.check_placement(info.pa)
-                    .map_err(|e| check::invalid(OP, format!("{name} ring: {e}")))?;
-                rings.push((spec.handle, info.pa, geom));
-            }
+        let mut rings = Vec::with_capacity(2);
+        for ((name, spec), geom) in [("tx", tx), ("rx", rx)].into_iter().zip(geoms) {
+            let info = self.mem().info(spec.handle)?;
+            geom.check_placement(info.pa)
+                .map_err(|e| check::invalid(OP, format!("{name} ring: {e}")))?;
+            rings.push((spec.handle, info.pa, geom));
+        }
+        self.mutate(queue.nc, |d| {
             d.dma_queue_init(queue, rings[0], rings[1]);
             Ok(())
         })
@@ -401,7 +688,7 @@ impl Hal for Sim {
         check::queue(self.target, OP, queue)?;
         // The driver hits a kernel BUG_ON here (ABI appendix, hazard 5); refuse instead.
         check::copy_start(OP, rx_count)?;
-        self.mutate(|d| {
+        self.mutate(queue.nc, |d| {
             let st = d
                 .dma_queue_state(queue)
                 .ok_or_else(|| check::invalid(OP, format!("queue {queue} out of range")))?;
@@ -422,19 +709,19 @@ impl Hal for Sim {
 
     fn dma_queue_state(&self, queue: QueueRef) -> HalResult<QueueState> {
         check::queue(self.target, "DMA_QUEUE_GET_STATE", queue)?;
-        self.lock()
+        self.core(queue.nc)
             .dma_queue_state(queue)
             .ok_or_else(|| check::invalid("DMA_QUEUE_GET_STATE", "queue out of range"))
     }
 
     fn semaphore_read(&self, nc: NcIndex, sem: SemaphoreId) -> HalResult<i32> {
         self.check_sem("SEMAPHORE_READ", nc, sem)?;
-        Ok(self.lock().sem_read(nc, sem))
+        Ok(self.core(nc).sem_read(nc, sem))
     }
 
     fn semaphore_write(&self, nc: NcIndex, sem: SemaphoreId, value: i32) -> HalResult<()> {
         self.check_sem("SEMAPHORE_WRITE", nc, sem)?;
-        self.mutate(|d| {
+        self.mutate(nc, |d| {
             d.sem_op(nc, sem, SemWindow::Set, value as u32);
             Ok(())
         })
@@ -442,7 +729,7 @@ impl Hal for Sim {
 
     fn semaphore_increment(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
         self.check_sem("SEMAPHORE_INCREMENT", nc, sem)?;
-        self.mutate(|d| {
+        self.mutate(nc, |d| {
             d.sem_op(nc, sem, SemWindow::Increment, amount);
             Ok(())
         })
@@ -450,7 +737,7 @@ impl Hal for Sim {
 
     fn semaphore_decrement(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
         self.check_sem("SEMAPHORE_DECREMENT", nc, sem)?;
-        self.mutate(|d| {
+        self.mutate(nc, |d| {
             d.sem_op(nc, sem, SemWindow::Decrement, amount);
             Ok(())
         })
@@ -458,7 +745,7 @@ impl Hal for Sim {
 
     fn event_set(&self, nc: NcIndex, event: EventId, value: u32) -> HalResult<()> {
         check::event(self.target, "EVENT_SET", nc, event)?;
-        self.mutate(|d| {
+        self.mutate(nc, |d| {
             d.event_set(nc, event, value);
             Ok(())
         })
@@ -466,7 +753,7 @@ impl Hal for Sim {
 
     fn event_get(&self, nc: NcIndex, event: EventId) -> HalResult<u32> {
         check::event(self.target, "EVENT_GET", nc, event)?;
-        self.lock().cores[nc.index()]
+        self.core(nc).cores[nc]
             .events
             .get(event.index())
             .copied()
@@ -476,85 +763,62 @@ impl Hal for Sim {
     fn notification_init(&self, req: &NqRequest) -> HalResult<NotificationQueue> {
         const OP: &str = "NOTIFICATIONS_INIT_V2";
         check::notification(self.target, OP, req)?;
-        self.mutate(|d| {
-            d.notification_init(
-                req.nc,
-                req.nq_type,
-                req.engine_index,
-                req.size,
-                req.location,
-            )
-        })
+        let (nc, ty, index) = (req.nc, req.nq_type, req.engine_index);
+        if let Some(q) = self.core(nc).notification_queue(nc, ty, index) {
+            return Ok(q);
+        }
+        let queue = self.change_layout(|m| {
+            let handle = m.alloc(&notification_request(nc, req.size, req.location))?;
+            let pa = m.info(handle)?.pa;
+            HalResult::Ok(NotificationQueue {
+                handle,
+                pa,
+                size: req.size,
+            })
+        })?;
+        let attached = self.mutate(nc, |d| Ok(d.notification_attach(nc, ty, index, queue)))?;
+        if attached != queue {
+            // Another thread attached one first: keep that one.
+            self.change_layout(|m| m.free(queue.handle))?;
+        }
+        Ok(attached)
     }
 
     fn nc_reset(&self, nc_mask: u32) -> HalResult<()> {
-        self.mutate(|d| {
-            for n in 0..self.target.spec().nc_count {
-                if nc_mask & (1 << n) != 0 {
-                    d.reset_core(NcIndex(n));
-                }
+        for n in 0..self.target.spec().nc_count {
+            if nc_mask & (1 << n) != 0 {
+                let nqs = self.mutate(NcIndex(n), |d| Ok(d.reset_core(NcIndex(n))))?;
+                self.change_layout(|m| {
+                    for h in nqs {
+                        let _ = m.free(h);
+                    }
+                });
             }
-            Ok(())
-        })
+        }
+        Ok(())
     }
 
     fn wait(&self, cond: &WaitCondition, timeout: Duration) -> HalResult<()> {
         check::wait(self.target, cond)?;
         let deadline = Instant::now() + timeout;
-        let mut d = self.lock_for_wait();
-        let mut steps = 0u32;
-        loop {
-            if Self::condition_holds(&mut d, cond)? {
-                drop(d);
-                self.notify();
-                return Ok(());
+        let held = match *cond {
+            WaitCondition::Semaphore { nc, .. } => {
+                self.wait_domain(self.shared.domain_of(nc), cond, deadline)?
             }
-            if d.step() {
-                steps = steps.wrapping_add(1);
-                if steps.is_multiple_of(1024) {
-                    // A device that never runs out of events (a program that keeps itself
-                    // busy) must still time out.
-                    if Instant::now() >= deadline {
-                        return Err(HalError::Timeout {
-                            what: format!("{cond:?}"),
-                            waited: timeout,
-                        });
-                    }
-                    // Let other waits in now and then: their conditions are checked only by
-                    // their own threads.
-                    drop(d);
-                    std::thread::yield_now();
-                    d = self.lock_for_wait();
-                    continue;
-                }
-                // Let other threads' HAL calls in between two events (they are stamped with
-                // the device's current cycle, as any arrival is).
-                d = self.hand_over(d);
-                continue;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(HalError::Timeout {
-                    what: format!("{cond:?}"),
-                    waited: timeout,
-                });
-            }
-            self.sleepers.fetch_add(1, Ordering::SeqCst);
-            d = self
-                .changed
-                .wait_timeout(d, deadline - now)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-            self.sleepers.fetch_sub(1, Ordering::SeqCst);
+            WaitCondition::Memory32 { .. } => self.wait_memory(cond, deadline)?,
+        };
+        if held {
+            Ok(())
+        } else {
+            Err(HalError::Timeout {
+                what: format!("{cond:?}"),
+                waited: timeout,
+            })
         }
     }
 
     fn memory_usage(&self, nc: NcIndex) -> HalResult<CoreMemUsage> {
         self.check_nc("memory_usage", nc)?;
-        Ok(self.lock().mem.usage(nc))
+        Ok(self.mem().usage(nc))
     }
 }
-
-// Keep the category type in the public surface of this module's docs.
-#[allow(dead_code)]
-fn _category_is_public(_: MemAllocCategory, _: MemLocation) {}

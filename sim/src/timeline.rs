@@ -114,6 +114,21 @@ impl Timeline {
         self.dropped
     }
 
+    /// One timeline of several, each recorded by its own clock domain: their spans one
+    /// domain after the other, in the order given (each domain's in recording order), so the
+    /// result does not depend on how host threads interleaved the domains. The limit applies
+    /// per domain; the dropped counts add up.
+    pub fn merged<'a>(parts: impl IntoIterator<Item = &'a Timeline>) -> Timeline {
+        let mut t = Timeline::new(false, 0);
+        for p in parts {
+            t.spans.extend_from_slice(&p.spans);
+            t.limit += p.limit;
+            t.dropped += p.dropped;
+            t.enabled |= p.enabled;
+        }
+        t
+    }
+
     /// Forgets every span.
     pub fn clear(&mut self) {
         self.spans.clear();

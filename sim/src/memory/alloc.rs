@@ -316,25 +316,6 @@ impl<T> HandleTable<T> {
         self.slots.get(i)?.as_ref()
     }
 
-    /// The value in slot `i`, mutably.
-    #[inline]
-    pub(crate) fn slot_mut(&mut self, i: usize) -> Option<&mut T> {
-        self.slots.get_mut(i)?.as_mut()
-    }
-
-    /// Slot `src` shared and slot `dst` exclusively, for two different slots.
-    pub(crate) fn pair_mut(&mut self, src: usize, dst: usize) -> Option<(&T, &mut T)> {
-        if src < dst {
-            let (lo, hi) = self.slots.split_at_mut(dst);
-            Some((lo.get(src)?.as_ref()?, hi.first_mut()?.as_mut()?))
-        } else if dst < src {
-            let (lo, hi) = self.slots.split_at_mut(src);
-            Some((hi.first()?.as_ref()?, lo.get_mut(dst)?.as_mut()?))
-        } else {
-            None
-        }
-    }
-
     /// Removes handle `h`, making it the next handle reused.
     pub(crate) fn remove(&mut self, h: MemHandle) -> Option<T> {
         let i = Self::slot_of(h)?;

@@ -20,8 +20,12 @@
 //! which may write through it at any time the HAL's `# Safety` contract allows. The simulator
 //! therefore never forms a `&[u8]` or `&mut [u8]` over a block's bytes; every access here is a
 //! raw-pointer copy (`ptr::copy`, `ptr::copy_nonoverlapping`, `ptr::write_bytes`) after a bounds
-//! check, so host writes through the mapping are not aliasing violations. This is the only module
-//! of `memory` that contains `unsafe` code.
+//! check, so host writes through the mapping are not aliasing violations. For the same reason every
+//! access takes `&self`: the clock domains of a device and the HAL's host calls reach blocks
+//! from several threads at once (docs/simulator.md §8.1). Accesses to distinct bytes are
+//! independent; two unsynchronised accesses to the same bytes are a race of the program being
+//! simulated, as they would be on the device (vm-memory's guest-memory model). This is the only
+//! module of `memory` that contains `unsafe` code.
 
 use core::ptr::{self, NonNull};
 
@@ -254,7 +258,7 @@ impl Block {
 
     /// Copies `src` into the block at `offset`.
     #[inline]
-    pub(crate) fn write(&mut self, offset: usize, src: &[u8]) -> Result<(), OutOfBounds> {
+    pub(crate) fn write(&self, offset: usize, src: &[u8]) -> Result<(), OutOfBounds> {
         self.check(offset, src.len())?;
         // SAFETY: the destination range is inside the live block (checked); `src` is a distinct
         // Rust buffer, so the ranges do not overlap.
@@ -265,7 +269,7 @@ impl Block {
     }
 
     /// Sets `len` bytes at `offset` to `value`.
-    pub(crate) fn fill(&mut self, offset: usize, value: u8, len: usize) -> Result<(), OutOfBounds> {
+    pub(crate) fn fill(&self, offset: usize, value: u8, len: usize) -> Result<(), OutOfBounds> {
         self.check(offset, len)?;
         // SAFETY: the range is inside the live block (checked).
         unsafe {
@@ -276,7 +280,7 @@ impl Block {
 
     /// Moves `len` bytes from `src` to `dst` inside this block (memmove: ranges may overlap).
     pub(crate) fn copy_within(
-        &mut self,
+        &self,
         src: usize,
         dst: usize,
         len: usize,
@@ -293,7 +297,7 @@ impl Block {
 
     /// Copies `len` bytes at `src_off` of another block `src` to `dst_off` of this one.
     pub(crate) fn copy_from(
-        &mut self,
+        &self,
         dst_off: usize,
         src: &Block,
         src_off: usize,
@@ -301,9 +305,9 @@ impl Block {
     ) -> Result<(), OutOfBounds> {
         src.check(src_off, len)?;
         self.check(dst_off, len)?;
-        // SAFETY: both ranges are inside live blocks (checked). `src` and `self` are distinct
-        // blocks (one borrowed shared, one exclusively), and distinct blocks are distinct heap
-        // allocations, so the ranges cannot overlap.
+        // SAFETY: both ranges are inside live blocks (checked). Callers pass two distinct
+        // blocks, and distinct blocks are distinct host allocations, so the ranges cannot
+        // overlap.
         unsafe {
             ptr::copy_nonoverlapping(
                 src.ptr.as_ptr().add(src_off),

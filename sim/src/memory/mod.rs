@@ -7,8 +7,10 @@
 //!   per-core accounting ([`CoreMemUsage`]), the sparse backing store of every allocation,
 //!   address-based access for DMA ([`DeviceMemory::read`], [`DeviceMemory::write`],
 //!   [`DeviceMemory::copy`], …), handle-based access for the HAL ([`DeviceMemory::read_at`], …),
-//!   injected uncorrectable errors ([`DeviceMemory::poison`]), and one [`OnChip`] per core.
-//! - [`OnChip`] (module `onchip`): a core's SBUF and PSUM.
+//!   injected uncorrectable errors ([`DeviceMemory::poison`]), and DMA between it and on-chip
+//!   memory ([`DeviceMemory::copy_to_onchip`], [`DeviceMemory::copy_from_onchip`]).
+//! - [`OnChip`] (module `onchip`): a core's SBUF and PSUM. Each core owns its own (it lives
+//!   in the core's clock domain, docs/simulator.md §8.1), so `DeviceMemory` holds none.
 //! - [`MemFault`]: what a device-side access can fail with.
 //!
 //! Submodules: `alloc` (placement and handles), `backing` (the host memory behind allocations;
@@ -263,8 +265,7 @@ impl RecentHit {
     }
 }
 
-/// The memory of one simulated device: HBM and host DMA allocations, and each core's on-chip
-/// memory. See the module docs for the allocator and access rules.
+/// The memory of one simulated device shared by all its cores: HBM and host DMA allocations. See the module docs for the allocator and access rules.
 #[derive(Debug)]
 pub struct DeviceMemory {
     target: Target,
@@ -277,7 +278,6 @@ pub struct DeviceMemory {
     recent: RecentHits,
     usage: Vec<CoreMemUsage>,
     poisoned: BTreeSet<u64>,
-    onchip: Vec<OnChip>,
 }
 
 fn invalid(op: &'static str, reason: impl Into<String>) -> HalError {
@@ -303,7 +303,6 @@ impl DeviceMemory {
             recent: RecentHits::new(),
             usage: vec![CoreMemUsage::default(); cores],
             poisoned: BTreeSet::new(),
-            onchip: (0..cores).map(|_| OnChip::new(target)).collect(),
         }
     }
 
@@ -420,12 +419,6 @@ impl DeviceMemory {
             .ok_or_else(|| invalid(op, format!("{handle} is not a live allocation")))
     }
 
-    fn chunk_mut(&mut self, op: &'static str, handle: MemHandle) -> Result<&mut Chunk, HalError> {
-        HandleTable::<Chunk>::slot_of(handle)
-            .and_then(|i| self.table.slot_mut(i))
-            .ok_or_else(|| invalid(op, format!("{handle} is not a live allocation")))
-    }
-
     /// Address, size and accounting of an allocation (`MEM_GET_EXTENDED_INFO`).
     pub fn info(&self, handle: MemHandle) -> Result<MemInfo, HalError> {
         let c = self.chunk("mem_info", handle)?;
@@ -530,25 +523,25 @@ impl DeviceMemory {
 
     /// Writes `src` at device address `addr`. Writing does not clear poisoned bytes.
     #[inline]
-    pub fn write(&mut self, addr: DeviceAddr, src: &[u8]) -> Result<(), MemFault> {
+    pub fn write(&self, addr: DeviceAddr, src: &[u8]) -> Result<(), MemFault> {
         let len = src.len() as u64;
         if len == 0 {
             return Ok(());
         }
         let (slot, off) = self.locate_or_fault(addr, len)?;
         let unmapped = MemFault::Unmapped { addr, len };
-        let chunk = self.table.slot_mut(slot).ok_or(unmapped)?;
+        let chunk = self.table.slot(slot).ok_or(unmapped)?;
         chunk.block.write(off, src).map_err(|_| unmapped)
     }
 
     /// Sets `len` bytes at `addr` to `value`.
-    pub fn fill(&mut self, addr: DeviceAddr, value: u8, len: u64) -> Result<(), MemFault> {
+    pub fn fill(&self, addr: DeviceAddr, value: u8, len: u64) -> Result<(), MemFault> {
         if len == 0 {
             return Ok(());
         }
         let (slot, off) = self.locate_or_fault(addr, len)?;
         let unmapped = MemFault::Unmapped { addr, len };
-        let chunk = self.table.slot_mut(slot).ok_or(unmapped)?;
+        let chunk = self.table.slot(slot).ok_or(unmapped)?;
         chunk
             .block
             .fill(off, value, len as usize)
@@ -558,7 +551,7 @@ impl DeviceMemory {
     /// Copies `len` bytes from `src` to `dst` (memmove semantics: the ranges may overlap inside
     /// one allocation). Each range must lie inside one live allocation; a poisoned source byte
     /// faults with [`MemFault::Uncorrectable`].
-    pub fn copy(&mut self, src: DeviceAddr, dst: DeviceAddr, len: u64) -> Result<(), MemFault> {
+    pub fn copy(&self, src: DeviceAddr, dst: DeviceAddr, len: u64) -> Result<(), MemFault> {
         if len == 0 {
             return Ok(());
         }
@@ -568,10 +561,11 @@ impl DeviceMemory {
         let n = len as usize;
         let unmapped = MemFault::Unmapped { addr: dst, len };
         let done = if s_slot == d_slot {
-            let chunk = self.table.slot_mut(d_slot).ok_or(unmapped)?;
+            let chunk = self.table.slot(d_slot).ok_or(unmapped)?;
             chunk.block.copy_within(s_off, d_off, n)
         } else {
-            let (s, d) = self.table.pair_mut(s_slot, d_slot).ok_or(unmapped)?;
+            let s = self.table.slot(s_slot).ok_or(unmapped)?;
+            let d = self.table.slot(d_slot).ok_or(unmapped)?;
             d.block.copy_from(d_off, &s.block, s_off, n)
         };
         done.map_err(|_| unmapped)
@@ -587,7 +581,7 @@ impl DeviceMemory {
 
     /// Writes `value` little-endian at `addr`.
     #[inline]
-    pub fn write_u32(&mut self, addr: DeviceAddr, value: u32) -> Result<(), MemFault> {
+    pub fn write_u32(&self, addr: DeviceAddr, value: u32) -> Result<(), MemFault> {
         self.write(addr, &value.to_le_bytes())
     }
 
@@ -641,9 +635,9 @@ impl DeviceMemory {
     }
 
     /// Copies `src` into an allocation at byte `offset` (`MEM_BUF_COPY64` to device).
-    pub fn write_at(&mut self, handle: MemHandle, offset: u64, src: &[u8]) -> Result<(), HalError> {
+    pub fn write_at(&self, handle: MemHandle, offset: u64, src: &[u8]) -> Result<(), HalError> {
         const OP: &str = "copy_to_device";
-        let chunk = self.chunk_mut(OP, handle)?;
+        let chunk = self.chunk(OP, handle)?;
         let off = Self::span(OP, chunk, offset, src.len() as u64)?;
         chunk
             .block
@@ -653,14 +647,14 @@ impl DeviceMemory {
 
     /// Fills `len` bytes of an allocation at byte `offset` with `value` (`MEMSET64`).
     pub fn fill_at(
-        &mut self,
+        &self,
         handle: MemHandle,
         offset: u64,
         value: u8,
         len: u64,
     ) -> Result<(), HalError> {
         const OP: &str = "memset";
-        let chunk = self.chunk_mut(OP, handle)?;
+        let chunk = self.chunk(OP, handle)?;
         let off = Self::span(OP, chunk, offset, len)?;
         chunk
             .block
@@ -668,32 +662,12 @@ impl DeviceMemory {
             .map_err(|_| invalid(OP, "backing block out of bounds"))
     }
 
-    /// The on-chip memory of core `nc` ([`MemFault::NoSuchCore`] for a core the device lacks).
-    pub fn onchip(&self, nc: NcIndex) -> Result<&OnChip, MemFault> {
-        self.onchip
-            .get(nc.index())
-            .ok_or(MemFault::NoSuchCore { nc })
-    }
-
-    /// Host bytes committed to every core's SBUF and PSUM (the pages written since creation or
-    /// the core's last reset; see [`OnChip::committed_bytes`]); `None` where the host cannot
-    /// tell.
-    pub fn onchip_committed_bytes(&self) -> Option<u64> {
-        self.onchip.iter().map(OnChip::committed_bytes).sum()
-    }
-
-    /// The on-chip memory of core `nc`, mutably.
-    pub fn onchip_mut(&mut self, nc: NcIndex) -> Result<&mut OnChip, MemFault> {
-        self.onchip
-            .get_mut(nc.index())
-            .ok_or(MemFault::NoSuchCore { nc })
-    }
-
-    /// DMA from device memory at `src` to on-chip memory `dst` of core `nc` (no bounce buffer).
+    /// DMA from device memory at `src` to `dst` of the on-chip memory `onchip` (no bounce
+    /// buffer). On-chip memory belongs to its core's clock domain, not to this struct.
     pub fn copy_to_onchip(
-        &mut self,
+        &self,
         src: DeviceAddr,
-        nc: NcIndex,
+        onchip: &mut OnChip,
         dst: OnChipAddr,
         len: u64,
     ) -> Result<(), MemFault> {
@@ -704,18 +678,14 @@ impl DeviceMemory {
         self.check_poison(src, len)?;
         let unmapped = MemFault::Unmapped { addr: src, len };
         let chunk = self.table.slot(slot).ok_or(unmapped)?;
-        let onchip = self
-            .onchip
-            .get_mut(nc.index())
-            .ok_or(MemFault::NoSuchCore { nc })?;
         let d = onchip.slice_mut(dst.space, dst.partition, dst.offset, len)?;
         chunk.block.read(off, d).map_err(|_| unmapped)
     }
 
-    /// DMA from on-chip memory `src` of core `nc` to device memory at `dst`.
+    /// DMA from `src` of the on-chip memory `onchip` to device memory at `dst`.
     pub fn copy_from_onchip(
-        &mut self,
-        nc: NcIndex,
+        &self,
+        onchip: &OnChip,
         src: OnChipAddr,
         dst: DeviceAddr,
         len: u64,
@@ -724,46 +694,9 @@ impl DeviceMemory {
             return Ok(());
         }
         let (slot, off) = self.locate_or_fault(dst, len)?;
-        let onchip = self
-            .onchip
-            .get(nc.index())
-            .ok_or(MemFault::NoSuchCore { nc })?;
         let s = onchip.slice(src.space, src.partition, src.offset, len)?;
         let unmapped = MemFault::Unmapped { addr: dst, len };
-        let chunk = self.table.slot_mut(slot).ok_or(unmapped)?;
+        let chunk = self.table.slot(slot).ok_or(unmapped)?;
         chunk.block.write(off, s).map_err(|_| unmapped)
-    }
-
-    /// DMA between on-chip memories, on one core or across cores (memmove semantics inside one
-    /// space of one core).
-    pub fn copy_onchip(
-        &mut self,
-        src_nc: NcIndex,
-        src: OnChipAddr,
-        dst_nc: NcIndex,
-        dst: OnChipAddr,
-        len: u64,
-    ) -> Result<(), MemFault> {
-        let (si, di) = (src_nc.index(), dst_nc.index());
-        let cores = self.onchip.len();
-        if si >= cores {
-            return Err(MemFault::NoSuchCore { nc: src_nc });
-        }
-        if di >= cores {
-            return Err(MemFault::NoSuchCore { nc: dst_nc });
-        }
-        if si == di {
-            return self.onchip[si].copy(src, dst, len);
-        }
-        let (s, d) = if si < di {
-            let (lo, hi) = self.onchip.split_at_mut(di);
-            (&lo[si], &mut hi[0])
-        } else {
-            let (lo, hi) = self.onchip.split_at_mut(si);
-            (&hi[0], &mut lo[di])
-        };
-        d.slice_mut(dst.space, dst.partition, dst.offset, len)?
-            .copy_from_slice(s.slice(src.space, src.partition, src.offset, len)?);
-        Ok(())
     }
 }

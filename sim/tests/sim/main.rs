@@ -6,4 +6,5 @@
 
 mod compute;
 mod device;
+mod domains;
 mod memory;

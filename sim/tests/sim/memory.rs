@@ -8,7 +8,7 @@ use std::sync::{Barrier, Mutex};
 use nrt_hal::abi::MemAllocCategory;
 use nrt_hal::hal::{AllocRequest, CoreMemUsage, MemLocation};
 use nrt_hal::{DeviceAddr, HalError, MemHandle, NcIndex, Target};
-use nrt_sim::memory::{DeviceMemory, MemFault, MemoryConfig, OnChipAddr, OnChipSpace};
+use nrt_sim::memory::{DeviceMemory, MemFault, MemoryConfig, OnChip, OnChipAddr, OnChipSpace};
 use proptest::prelude::*;
 
 const KIB: u64 = 1 << 10;
@@ -630,8 +630,9 @@ fn poisoned_bytes_fault_reads_and_copies() {
         m.read(bad, &mut buf[..1]),
         Err(MemFault::Uncorrectable { .. })
     ));
+    let mut oc = OnChip::new(Target::Trn1);
     assert!(m
-        .copy_to_onchip(bad, NcIndex(0), OnChipAddr::sbuf(0, 0), 1)
+        .copy_to_onchip(bad, &mut oc, OnChipAddr::sbuf(0, 0), 1)
         .is_err());
     m.clear_poison();
     m.read(bad, &mut buf[..1]).unwrap();
@@ -671,8 +672,7 @@ fn mapping_pointer_is_stable_and_shares_the_bytes() {
 fn onchip_partitions_are_bounded_by_their_physical_size() {
     use OnChipSpace::{Psum, Sbuf};
     const P1: u32 = 192 * 1024;
-    let mut m = mem(Target::Trn1);
-    let oc = m.onchip_mut(NcIndex(0)).unwrap();
+    let oc = &mut OnChip::new(Target::Trn1);
     assert_eq!(oc.sbuf().len(), 128 * 192 * 1024);
     assert_eq!(oc.psum().len(), 128 * 16 * 1024);
     oc.write(Sbuf, 3, P1 - 1, &[9]).unwrap();
@@ -714,10 +714,6 @@ fn onchip_partitions_are_bounded_by_their_physical_size() {
     psum[5] = 1;
     oc.reset();
     assert!(oc.sbuf().iter().all(|&b| b == 0) && oc.psum().iter().all(|&b| b == 0));
-    assert_eq!(
-        m.onchip(NcIndex(2)).err(),
-        Some(MemFault::NoSuchCore { nc: NcIndex(2) })
-    );
     let msg = MemFault::OutOfWindow {
         space: Sbuf,
         partition: 3,
@@ -728,8 +724,7 @@ fn onchip_partitions_are_bounded_by_their_physical_size() {
     .to_string();
     assert!(msg.contains("SBUF partition 3"), "{msg}");
 
-    let mut m = mem(Target::Trn2);
-    let oc = m.onchip_mut(NcIndex(7)).unwrap();
+    let oc = &mut OnChip::new(Target::Trn2);
     assert_eq!(oc.partition_bytes(Sbuf), 224 * KIB);
     oc.write(Sbuf, 127, 224 * 1024 - 1, &[1]).unwrap();
     assert_eq!(*oc.sbuf().last().unwrap(), 1);
@@ -743,64 +738,33 @@ fn dma_between_device_memory_and_onchip() {
     let data: Vec<u8> = (0..64u8).collect();
     m.write_at(h, 0, &data).unwrap();
     let at = |x: u64| DeviceAddr::new(x);
-    m.copy_to_onchip(at(base), NcIndex(1), OnChipAddr::sbuf(2, 100), 64)
+    let (mut oc0, mut oc1) = (OnChip::new(Target::Trn1), OnChip::new(Target::Trn1));
+    m.copy_to_onchip(at(base), &mut oc1, OnChipAddr::sbuf(2, 100), 64)
         .unwrap();
     let mut got = [0u8; 64];
-    m.onchip(NcIndex(1))
-        .unwrap()
-        .read(OnChipSpace::Sbuf, 2, 100, &mut got)
-        .unwrap();
+    oc1.read(OnChipSpace::Sbuf, 2, 100, &mut got).unwrap();
     assert_eq!(&got[..], &data[..]);
-    // SBUF → PSUM on the same core, SBUF → SBUF across cores, then back to HBM.
-    m.copy_onchip(
-        NcIndex(1),
-        OnChipAddr::sbuf(2, 100),
-        NcIndex(1),
-        OnChipAddr::psum(5, 0),
-        64,
-    )
-    .unwrap();
-    m.copy_onchip(
-        NcIndex(1),
-        OnChipAddr::psum(5, 0),
-        NcIndex(0),
-        OnChipAddr::sbuf(0, 0),
-        64,
-    )
-    .unwrap();
-    m.copy_from_onchip(NcIndex(0), OnChipAddr::sbuf(0, 0), at(base + 1000), 64)
+    // SBUF → PSUM on one core, then back to HBM.
+    oc1.copy(OnChipAddr::sbuf(2, 100), OnChipAddr::psum(5, 0), 64)
+        .unwrap();
+    m.copy_from_onchip(&oc1, OnChipAddr::psum(5, 0), at(base + 1000), 64)
         .unwrap();
     m.read_at(h, 1000, &mut got).unwrap();
     assert_eq!(&got[..], &data[..]);
-    // Faults: HBM side past the allocation, on-chip side past the partition, missing core.
+    // Faults: HBM side past the allocation, on-chip side past the partition.
     assert!(matches!(
         m.copy_to_onchip(
             at(base + 64 * KIB - 8),
-            NcIndex(0),
+            &mut oc0,
             OnChipAddr::sbuf(0, 0),
             16
         ),
         Err(MemFault::Unmapped { .. })
     ));
     assert!(matches!(
-        m.copy_from_onchip(
-            NcIndex(0),
-            OnChipAddr::sbuf(0, 192 * 1024 - 8),
-            at(base),
-            16
-        ),
+        m.copy_from_onchip(&oc0, OnChipAddr::sbuf(0, 192 * 1024 - 8), at(base), 16),
         Err(MemFault::OutOfWindow { .. })
     ));
-    assert_eq!(
-        m.copy_onchip(
-            NcIndex(0),
-            OnChipAddr::sbuf(0, 0),
-            NcIndex(2),
-            OnChipAddr::sbuf(0, 0),
-            1
-        ),
-        Err(MemFault::NoSuchCore { nc: NcIndex(2) })
-    );
 }
 
 #[test]
@@ -1015,28 +979,22 @@ fn onchip_memory_is_committed_page_by_page_on_first_write() {
 #[test]
 fn onchip_committed_bytes_follow_dma_writes() {
     let mut m = mem(Target::Trn2);
-    assert_eq!(m.onchip_committed_bytes(), Some(0));
+    let mut oc = OnChip::new(Target::Trn2);
+    assert_eq!(oc.committed_bytes(), Some(0));
     let h = m.alloc(&req(0, dev(0), 64 * KIB)).unwrap();
     let base = m.info(h).unwrap().pa;
     m.write(base, &[9u8; 64]).unwrap();
-    m.copy_from_onchip(NcIndex(2), OnChipAddr::sbuf(7, 0), base, 64)
+    m.copy_from_onchip(&oc, OnChipAddr::sbuf(7, 0), base, 64)
         .unwrap();
     let mut b = [1u8; 64];
     m.read(base, &mut b).unwrap();
     assert_eq!(b, [0; 64], "untouched SBUF reads as zeros");
-    assert_eq!(
-        m.onchip_committed_bytes(),
-        Some(0),
-        "a read commits nothing"
-    );
+    assert_eq!(oc.committed_bytes(), Some(0), "a read commits nothing");
     m.write(base, &[9u8; 64]).unwrap();
-    m.copy_to_onchip(base, NcIndex(2), OnChipAddr::sbuf(7, 100), 64)
+    m.copy_to_onchip(base, &mut oc, OnChipAddr::sbuf(7, 100), 64)
         .unwrap();
-    assert_eq!(m.onchip_committed_bytes(), Some(4 * KIB));
+    assert_eq!(oc.committed_bytes(), Some(4 * KIB));
     let mut got = [0u8; 64];
-    m.onchip(NcIndex(2))
-        .unwrap()
-        .read(OnChipSpace::Sbuf, 7, 100, &mut got)
-        .unwrap();
+    oc.read(OnChipSpace::Sbuf, 7, 100, &mut got).unwrap();
     assert_eq!(got, [9u8; 64]);
 }
