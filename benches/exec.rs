@@ -3,10 +3,11 @@
 //! - `async_submit`: the cost of one `execute_async` call alone (goal < 1 µs). The executions
 //!   are waited for in batches outside the timed region (`iter_custom`). Two HALs:
 //!   - `sim`: the simulator itself. A submit's HAL calls (descriptor and request copies, one
-//!     completion-count read per core, the doorbell) run in the simulator under its device
-//!     mutex, each state-changing call also waking the simulator's condition variable; the
-//!     worker's `wait` is held back during the timed region so it does not run the device
-//!     (and hold that mutex) while the submits are timed.
+//!     completion-count read per core, the doorbell) run in the simulator (copies on its
+//!     memory, the read and the doorbell under the core's clock-domain lock), each
+//!     state-changing call also waking sleeping waits; the worker's `wait` is held back during
+//!     the timed region so it does not run the device (and hold that lock) while the submits
+//!     are timed.
 //!   - `noop`: the same runtime, but copies and doorbells are only recorded (a `memcpy` into a
 //!     preallocated log under an uncontended mutex) and replayed into the simulator after the
 //!     timed region; `semaphore_read` still reads the simulator. This is the runtime's share.

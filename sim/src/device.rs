@@ -193,18 +193,35 @@ impl IndexMut<NcIndex> for Cores {
     }
 }
 
-/// A store that crossed into another clock domain, waiting in the receiver's inbox.
+/// A store that reached a clock domain from outside it (another domain, or a host call that
+/// found the domain busy), waiting in the receiver's inbox.
 #[derive(Debug)]
-struct Arrival {
-    addr: DeviceAddr,
-    bytes: Vec<u8>,
+pub(crate) enum Arrival {
+    /// A 4-byte store (a register write): no allocation, so a doorbell stays allocation-free.
+    Word { addr: DeviceAddr, value: u32 },
+    /// Any other store (on-chip memory of another domain's core).
+    Bytes { addr: DeviceAddr, bytes: Vec<u8> },
 }
 
-/// The stores other domains sent to one domain.
-#[derive(Debug, Default)]
+/// How many arrivals an inbox holds before its buffer grows: doorbells come one per submit
+/// and are applied at the receiver's next event, so a handful are pending at most; the room is
+/// reserved up front so a submit's doorbell never allocates.
+const INBOX_ROOM: usize = 64;
+
+/// The stores other domains (and host calls finding the domain busy) sent to one domain.
+#[derive(Debug)]
 pub(crate) struct Inbox {
     pending: AtomicBool,
     stores: Mutex<Vec<Arrival>>,
+}
+
+impl Default for Inbox {
+    fn default() -> Self {
+        Inbox {
+            pending: AtomicBool::new(false),
+            stores: Mutex::new(Vec::with_capacity(INBOX_ROOM)),
+        }
+    }
 }
 
 /// Wakes waits sleeping until some state changes (docs/simulator.md §8).
@@ -360,22 +377,24 @@ impl Shared {
         self.inboxes[i].pending.load(Ordering::Acquire)
     }
 
-    fn send(&self, to: usize, addr: DeviceAddr, bytes: &[u8]) {
+    /// Queues `a` for domain `to`, which applies it at its own clock the next time it runs.
+    pub fn send(&self, to: usize, a: Arrival) {
         let inbox = &self.inboxes[to];
-        lock(&inbox.stores).push(Arrival {
-            addr,
-            bytes: bytes.to_vec(),
-        });
-        inbox.pending.store(true, Ordering::Release);
+        {
+            let mut stores = lock(&inbox.stores);
+            stores.push(a);
+            inbox.pending.store(true, Ordering::Release);
+        }
         self.signal.notify();
     }
 
-    fn take(&self, i: usize) -> Vec<Arrival> {
+    /// Swaps domain `i`'s queued arrivals into `batch` (empty on entry), keeping both
+    /// buffers' capacity, so steady traffic allocates nothing.
+    fn take_into(&self, i: usize, batch: &mut Vec<Arrival>) {
         let inbox = &self.inboxes[i];
-        if !inbox.pending.swap(false, Ordering::AcqRel) {
-            return Vec::new();
-        }
-        std::mem::take(&mut *lock(&inbox.stores))
+        let mut stores = lock(&inbox.stores);
+        inbox.pending.store(false, Ordering::Release);
+        std::mem::swap(&mut *stores, batch);
     }
 }
 
@@ -410,6 +429,8 @@ pub(crate) struct Domain {
     pub stats: SimStats,
     /// Reused staging buffer for transfers that cannot copy memory to memory directly.
     pub scratch: Vec<u8>,
+    /// Reused buffer for applying inbox arrivals.
+    arrivals: Vec<Arrival>,
 }
 
 impl Shared {
@@ -459,6 +480,7 @@ impl Domain {
             timeline: Timeline::new(cfg.timeline, cfg.timeline_limit),
             stats: SimStats::default(),
             scratch: Vec::new(),
+            arrivals: Vec::with_capacity(INBOX_ROOM),
         }
     }
 
@@ -473,12 +495,21 @@ impl Domain {
         if !self.shared.has_arrivals(self.index) {
             return;
         }
-        for a in self.shared.take(self.index) {
-            let mmio = self.target.decode_mmio(a.addr);
-            if self.transfer_staged_write(a.addr, mmio, &a.bytes).is_err() {
+        let mut batch = std::mem::take(&mut self.arrivals);
+        self.shared.take_into(self.index, &mut batch);
+        for a in batch.drain(..) {
+            let ok = match a {
+                Arrival::Word { addr, value } => self.store32(addr, value).is_ok(),
+                Arrival::Bytes { addr, bytes } => {
+                    let mmio = self.target.decode_mmio(addr);
+                    self.transfer_staged_write(addr, mmio, &bytes).is_ok()
+                }
+            };
+            if !ok {
                 self.stats.failed_cross_domain_stores += 1;
             }
         }
+        self.arrivals = batch;
     }
 
     /// Runs the earliest pending wake-up. Returns false when nothing is pending.
@@ -654,7 +685,17 @@ impl Domain {
             });
         }
         let to = self.shared.domain_of(reg_core(reg));
-        self.shared.send(to, addr, bytes);
+        let a = match <[u8; 4]>::try_from(bytes) {
+            Ok(w) => Arrival::Word {
+                addr,
+                value: u32::from_le_bytes(w),
+            },
+            Err(_) => Arrival::Bytes {
+                addr,
+                bytes: bytes.to_vec(),
+            },
+        };
+        self.shared.send(to, a);
         Ok(())
     }
 

@@ -50,7 +50,7 @@ use nrt_hal::{
 };
 
 use crate::config::SimConfig;
-use crate::device::{lock, notification_request, Domain, HostMem, Shared, SimStats};
+use crate::device::{lock, notification_request, Arrival, Domain, HostMem, Shared, SimStats};
 use crate::memory::DeviceMemory;
 use crate::timeline::Timeline;
 
@@ -729,10 +729,30 @@ impl Hal for Sim {
 
     fn semaphore_increment(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
         self.check_sem("SEMAPHORE_INCREMENT", nc, sem)?;
-        self.mutate(nc, |d| {
-            d.sem_op(nc, sem, SemWindow::Increment, amount);
-            Ok(())
-        })
+        // The doorbell of every submit. When a wait is simulating the domain, queue the
+        // increment in the domain's inbox instead of waiting for a hand-over: the stepping
+        // thread applies it at its next event, at the domain's clock, exactly as a handed-over
+        // call would have been stamped (docs/simulator.md §8.1).
+        let cell = self.cell(nc);
+        match cell.try_lock() {
+            Some(mut d) => {
+                d.apply_arrivals();
+                d.sem_op(nc, sem, SemWindow::Increment, amount);
+            }
+            None => {
+                let addr = self
+                    .target
+                    .semaphore_addr(nc, sem, SemWindow::Increment)
+                    .ok_or_else(|| check::invalid("SEMAPHORE_INCREMENT", "no such semaphore"))?;
+                let a = Arrival::Word {
+                    addr,
+                    value: amount,
+                };
+                self.shared.send(self.shared.domain_of(nc), a);
+            }
+        }
+        self.notify();
+        Ok(())
     }
 
     fn semaphore_decrement(&self, nc: NcIndex, sem: SemaphoreId, amount: u32) -> HalResult<()> {
