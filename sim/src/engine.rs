@@ -404,7 +404,7 @@ impl Device {
     ) -> Result<u64, (ExecFault, u32)> {
         let target = self.target;
         let spec = target.spec();
-        let (instruction_index, first_nan) = {
+        let (instruction_index, first_nan, pe_macs) = {
             let unit = &mut self.cores[nc.index()].engines[kind.index()];
             let Ok(oc) = self.mem.onchip_mut(nc) else {
                 return Err((ExecFault::OutOfBounds, opcode));
@@ -420,8 +420,9 @@ impl Device {
                 .map_err(|e| (classify_compute_error(&e), opcode))?;
             let first_nan = outcome.produced_nan && !unit.nan_reported;
             unit.nan_reported |= outcome.produced_nan;
-            (unit.index, first_nan)
+            (unit.index, first_nan, outcome.pe_macs)
         };
+        self.cores[nc.index()].profile.pe_macs += pe_macs;
         if first_nan {
             let compute_idx = self.cores[nc.index()].seq.current_idx();
             self.post(

@@ -346,6 +346,7 @@ fn outcome(out: &AccessPattern, produced_nan: bool) -> ComputeOutcome {
     ComputeOutcome {
         elements: out.total_elements(),
         produced_nan,
+        pe_macs: 0,
     }
 }
 
@@ -544,8 +545,12 @@ fn matmul(
         }
     }
     let (k, m, n) = (st.k as usize, st.m as usize, mv.epp());
+    let product = |nan| ComputeOutcome {
+        pe_macs: (k * m * n) as u64,
+        ..outcome(dst, nan)
+    };
     if let Some(nan) = matmul_in_place(view, &st.data, &mv, &d, k, m, accumulate, &mut s.result) {
-        return Ok(outcome(dst, nan));
+        return Ok(product(nan));
     }
     gather(view, &mv, &mut s.input);
     if accumulate {
@@ -557,7 +562,7 @@ fn matmul(
     }
     super::gemm::stationary_t_times_moving(&st.data, &s.input, &mut s.result, k, m, n, accumulate);
     let nan = write_f32(view, &d, &s.result);
-    Ok(outcome(dst, nan))
+    Ok(product(nan))
 }
 
 /// The fp32 fast path of `matmul.mm`: when the moving operand is rows of contiguous fp32 runs
