@@ -416,6 +416,7 @@ impl Domain {
                 .map_err(|e| (classify_compute_error(&e), opcode))?;
             let first_nan = outcome.produced_nan && !unit.nan_reported;
             unit.nan_reported |= outcome.produced_nan;
+            core.profile.pe_macs += outcome.pe_macs;
             (unit.index, first_nan)
         };
         if first_nan {

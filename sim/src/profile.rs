@@ -38,6 +38,10 @@ pub struct ExecProfile {
     pub engine_instructions: [u64; 5],
     /// `matmul.mm` instructions.
     pub matmul_instructions: u64,
+    /// Multiply-accumulates the PE array computed (`K · M · N` per `matmul.mm` that forms a
+    /// product, [`crate::compute::ComputeOutcome::pe_macs`]): arithmetic any exact simulator
+    /// of the execution must do on the host.
+    pub pe_macs: u64,
     /// Cycles during which any engine was busy.
     pub engines_busy: BusyUnion,
     /// Cycles during which any DMA queue was moving a descriptor pair.

@@ -21,12 +21,23 @@ use super::{
 trait Lane: Copy {
     fn load<T: Elem>(b: &[u8]) -> Self;
     fn store<T: Elem>(self, b: &mut [u8]);
+    /// Appends the consecutive elements of `src` (whole elements only) to `out`.
+    #[inline]
+    fn load_run<T: Elem>(src: &[u8], out: &mut Vec<Self>) {
+        out.extend(src.chunks_exact(T::SIZE).map(Self::load::<T>));
+    }
 }
 
 impl Lane for f32 {
     #[inline]
     fn load<T: Elem>(b: &[u8]) -> Self {
         T::load_f32(b)
+    }
+    #[inline]
+    fn load_run<T: Elem>(src: &[u8], out: &mut Vec<Self>) {
+        let at = out.len();
+        out.resize(at + src.len() / T::SIZE, 0.0);
+        T::load_f32_run(src, &mut out[at..]);
     }
     #[inline]
     fn store<T: Elem>(self, b: &mut [u8]) {
@@ -201,11 +212,7 @@ fn gather_typed<T: Elem, L: Lane>(
         for run in t.offs.chunks(t.run) {
             let (lo, n) = (run_start(t, run), run.len());
             let at = out.len();
-            out.extend(
-                part[lo..lo + n * T::SIZE]
-                    .chunks_exact(T::SIZE)
-                    .map(L::load::<T>),
-            );
+            L::load_run::<T>(&part[lo..lo + n * T::SIZE], out);
             if t.descending && !memory_order {
                 // Read forwards, then reverse in place: both loops vectorise, a reversed
                 // iterator over the chunks did not (8% of a full-size conv's host time).
@@ -346,6 +353,7 @@ fn outcome(out: &AccessPattern, produced_nan: bool) -> ComputeOutcome {
     ComputeOutcome {
         elements: out.total_elements(),
         produced_nan,
+        pe_macs: 0,
     }
 }
 
@@ -544,8 +552,12 @@ fn matmul(
         }
     }
     let (k, m, n) = (st.k as usize, st.m as usize, mv.epp());
+    let product = |nan| ComputeOutcome {
+        pe_macs: (k * m * n) as u64,
+        ..outcome(dst, nan)
+    };
     if let Some(nan) = matmul_in_place(view, &st.data, &mv, &d, k, m, accumulate, &mut s.result) {
-        return Ok(outcome(dst, nan));
+        return Ok(product(nan));
     }
     gather(view, &mv, &mut s.input);
     if accumulate {
@@ -557,7 +569,7 @@ fn matmul(
     }
     super::gemm::stationary_t_times_moving(&st.data, &s.input, &mut s.result, k, m, n, accumulate);
     let nan = write_f32(view, &d, &s.result);
-    Ok(outcome(dst, nan))
+    Ok(product(nan))
 }
 
 /// The fp32 fast path of `matmul.mm`: when the moving operand is rows of contiguous fp32 runs

@@ -261,6 +261,10 @@ pub struct ComputeOutcome {
     pub elements: u64,
     /// Whether any NaN was written to a float output.
     pub produced_nan: bool,
+    /// Multiply-accumulates the PE array computed: `K · M · N` for a `matmul.mm` that forms
+    /// its product (single or first pass; a second pass computes nothing), 0 for every other
+    /// instruction (a PE transpose is a copy, not arithmetic the simulator must do).
+    pub pe_macs: u64,
 }
 
 /// Why a compute instruction could not execute. Nothing is written when one is returned.

@@ -369,12 +369,41 @@ fn matmul_accumulate_false_overwrites_and_true_adds() {
         accumulate: acc,
     };
     // dst[m][n] = Σ_k st[k][m]·mv[k][n]: row 0 = [1, 3, 2-3], row 1 = [2, 4, 4-4].
-    core.ok(EngineKind::Pe, mm(false));
+    let o = core.ok(EngineKind::Pe, mm(false));
+    assert_eq!(o.pe_macs, 2 * 2 * 3, "K · M · N multiply-accumulates");
     assert_eq!(core.get(Psum, 0, 0, Dtype::F32, 3), [1.0, 3.0, -1.0]);
     assert_eq!(core.get(Psum, 1, 0, Dtype::F32, 3), [2.0, 4.0, 0.0]);
     core.ok(EngineKind::Pe, mm(true));
     assert_eq!(core.get(Psum, 0, 0, Dtype::F32, 3), [2.0, 6.0, -2.0]);
     assert_eq!(core.get(Psum, 1, 0, Dtype::F32, 3), [4.0, 8.0, 0.0]);
+}
+
+#[test]
+fn pe_macs_count_the_products_a_matmul_forms() {
+    use nrt_hal::isa::MatmulPass;
+    let mut core = Core::small();
+    core.put(Sbuf, 0, 0, Dtype::F16, &[1.0; 3]);
+    core.put(Sbuf, 0, 64, Dtype::F16, &[1.0; 5]);
+    let ld = |pass| Instruction::MatmulLoadStationary {
+        reversed: false,
+        pass,
+        stationary: tile(Sbuf, 0, 4, 0, Dtype::F16, 3),
+    };
+    let mm = Instruction::MatmulMoving {
+        dst: tile(Psum, 0, 3, 0, Dtype::F32, 5),
+        moving: tile(Sbuf, 0, 4, 64, Dtype::F16, 5),
+        accumulate: false,
+    };
+    assert_eq!(core.ok(EngineKind::Pe, ld(MatmulPass::First)).pe_macs, 0);
+    assert_eq!(core.ok(EngineKind::Pe, mm.clone()).pe_macs, 4 * 3 * 5);
+    // The second pass repeats the operands but computes nothing.
+    assert_eq!(core.ok(EngineKind::Pe, ld(MatmulPass::Second)).pe_macs, 0);
+    assert_eq!(core.ok(EngineKind::Pe, mm).pe_macs, 0);
+    let transpose = Instruction::Transpose {
+        out: tile(Psum, 0, 5, 0, Dtype::F32, 4),
+        input: tile(Sbuf, 0, 4, 64, Dtype::F16, 5),
+    };
+    assert_eq!(core.ok(EngineKind::Pe, transpose).pe_macs, 0);
 }
 
 // ---------------------------------------------------------------------------------------------
