@@ -2,10 +2,11 @@
 //!
 //! The device is a set of *clock domains* (`crate::device::Domain`, docs/simulator.md §8.1),
 //! each a group of cores with its own clock, event scheduler and lock, and the device memory
-//! they share behind a lock of its own taken per access. HAL calls that start device work (a
-//! tail increment, a semaphore increment) only queue it at the domain's current cycle; **time
-//! advances only in [`Hal::wait`]**, which runs the event loop of the domain its condition
-//! names until the condition holds. There is no background thread, so a run is a pure
+//! they all read and write at once (its layout changes only with every domain locked, see
+//! `crate::device::Shared`). HAL calls that start device work (a tail increment, a semaphore
+//! increment) only queue it at the domain's current cycle; **time advances only in
+//! [`Hal::wait`]**, which runs the event loop of the domain its condition names until the
+//! condition holds. There is no background thread, so a run is a pure
 //! function of the HAL calls made: memory contents, notification entries, cycle counts and the
 //! timeline are identical run to run.
 //!
@@ -13,7 +14,8 @@
 //!
 //! - **Domains in parallel.** A wait locks only its own domain, so waits on cores of
 //!   different domains (two models on the two cores of a trn1 device) simulate on different
-//!   host threads at once. Memory copies of the HAL take only the memory lock, never a domain's.
+//!   host threads at once. Memory copies of the HAL take no domain's lock, and a doorbell
+//!   that finds its domain busy is queued in the domain's inbox instead of waiting.
 //! - **Hand-over.** A wait simulates with its domain's lock held, but every other HAL call
 //!   queued for that lock registers as a *contender*; between two events the wait hands the
 //!   lock to the contenders and takes it back, so a submit (queue starts, semaphore reads, the
