@@ -128,14 +128,13 @@ impl Domain {
     pub fn detect_deadlocks(&mut self) -> bool {
         let mut found = false;
         for nc in self.cores.indices() {
-            let c = nc;
-            if self.cores[c].seq.phase != crate::sequencer::Phase::Running {
+            if self.cores[nc].seq.phase != crate::sequencer::Phase::Running {
                 continue;
             }
             let mut stuck = Vec::new();
             let mut others = false;
             for kind in EngineKind::ALL {
-                let unit = &self.cores[c].engines[kind.index()];
+                let unit = &self.cores[nc].engines[kind.index()];
                 match unit.state {
                     RunState::Waiting(
                         Wait::Semaphore {
@@ -153,7 +152,7 @@ impl Domain {
             if others || stuck.is_empty() {
                 continue;
             }
-            let compute_idx = self.cores[c].seq.current_idx();
+            let compute_idx = self.cores[nc].seq.current_idx();
             for (engine, index, sem, awaited) in stuck {
                 let value = self.sem_read(nc, sem);
                 self.post(
