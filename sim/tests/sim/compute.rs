@@ -1248,6 +1248,76 @@ fn overlapping_operands_read_all_inputs_before_writing() {
 }
 
 #[test]
+fn fp32_rows_in_place_and_across_partitions_match_the_whole_tile_order() {
+    // 300 elements per partition: more than one of the row path's chunks.
+    let (n, parts) = (300usize, 3u32);
+    let mut lcg = Lcg(7);
+    let mut core = Core::small();
+    let mut a: Vec<Vec<f32>> = Vec::new();
+    let mut b: Vec<Vec<f32>> = Vec::new();
+    for p in 0..parts + 1 {
+        a.push((0..n).map(|_| lcg.next()).collect());
+        b.push((0..n).map(|_| lcg.next()).collect());
+        core.put(Sbuf, p, 0, Dtype::F32, &a[p as usize]);
+        core.put(Psum, p, 0, Dtype::F32, &b[p as usize]);
+    }
+    let tt = |op, out_start, out_offset| Instruction::TensorTensor {
+        op,
+        out: tile(Sbuf, out_start, parts, out_offset, Dtype::F32, n as u16),
+        in0: tile(Sbuf, 0, parts, 0, Dtype::F32, n as u16),
+        in1: so(Psum, 0, 0, Dtype::F32).into(),
+    };
+    // In place (out is in0): out[p][i] = a[p][i] - b[p][i].
+    core.ok(EngineKind::Dve, tt(AluOp::Subtract, 0, 0));
+    for p in 0..parts as usize {
+        let want: Vec<f32> = a[p].iter().zip(&b[p]).map(|(x, y)| x - y).collect();
+        assert_eq!(
+            core.get(Sbuf, p as u32, 0, Dtype::F32, n),
+            want,
+            "partition {p}"
+        );
+        a[p] = want;
+    }
+    // Out one partition down from in0: every input is read before any output is written, so
+    // partition p + 1 gets a[p] · b[p], not a value computed from an already written row.
+    core.ok(EngineKind::Dve, tt(AluOp::Multiply, 1, 0));
+    for p in 0..parts as usize {
+        let want: Vec<f32> = a[p].iter().zip(&b[p]).map(|(x, y)| x * y).collect();
+        assert_eq!(
+            core.get(Sbuf, p as u32 + 1, 0, Dtype::F32, n),
+            want,
+            "partition {}",
+            p + 1
+        );
+    }
+    // Half a row over in0 in the same partitions.
+    let before: Vec<Vec<f32>> = (0..parts)
+        .map(|p| core.get(Sbuf, p, 0, Dtype::F32, n))
+        .collect();
+    core.ok(EngineKind::Dve, tt(AluOp::Max, 0, 2 * n as u32));
+    for p in 0..parts as usize {
+        let want: Vec<f32> = before[p]
+            .iter()
+            .zip(&b[p])
+            .map(|(x, y)| compute::alu::alu(AluOp::Max, *x, *y))
+            .collect();
+        assert_eq!(core.get(Sbuf, p as u32, 2 * n as u32, Dtype::F32, n), want);
+    }
+    // A NaN written through the fp32 rows is reported.
+    core.put(Psum, 0, 0, Dtype::F32, &[0.0]);
+    core.put(Sbuf, 0, 0, Dtype::F32, &[0.0]);
+    assert!(
+        core.ok(EngineKind::Dve, tt(AluOp::Divide, 0, 4 * n as u32))
+            .produced_nan
+    );
+    assert!(
+        !core
+            .ok(EngineKind::Dve, tt(AluOp::Add, 0, 4 * n as u32))
+            .produced_nan
+    );
+}
+
+#[test]
 fn nan_results_are_reported() {
     let mut core = Core::small();
     core.put(Sbuf, 0, 0, Dtype::F32, &[1.0, 2.0, -1.0]);
