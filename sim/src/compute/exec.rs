@@ -723,6 +723,21 @@ fn activation(
             Some(&s.aux[..])
         }
     };
+    if matches!(reduce, ReduceCmd::Idle | ReduceCmd::Reset) {
+        let streamed = stream_rows(view, [&inp], &ot, |p, [x], len| {
+            let (sc, row) = (scale_v.get(p), &mut x[..len]);
+            match bias_v {
+                Some(bv) => row.iter_mut().for_each(|x| *x = *x * sc + bv[p]),
+                None => row.iter_mut().for_each(|x| *x = *x * sc),
+            }
+            activate_slice(func, row);
+        });
+        if let Some(nan) = streamed {
+            // Nothing to accumulate: a reset only clears.
+            apply_reduce(&mut state.accumulators, reduce, ot.start(), &[], ot.epp());
+            return Ok(outcome(out, nan));
+        }
+    }
     gather(view, &inp, &mut s.input);
     let n = inp.epp();
     let res = &mut s.result;
@@ -774,7 +789,11 @@ fn tensor_tensor(
         );
         scatter(view, &ot, &s.bits_out);
         Ok(outcome(out, false))
-    } else if let Some(nan) = tensor_tensor_f32_rows(view, op, &a, &bt, &ot) {
+    } else if let Some(nan) = with_alu!(op, f => stream_rows(view, [&a, &bt], &ot, |_, [x, y], len| {
+        for (x, &y) in x[..len].iter_mut().zip(&y[..len]) {
+            *x = f(*x, y);
+        }
+    })) {
         Ok(outcome(out, nan))
     } else {
         gather(view, &a, &mut s.input);
@@ -785,76 +804,73 @@ fn tensor_tensor(
     }
 }
 
-/// Elements per chunk of [`tensor_tensor_f32_rows`].
+/// Elements per chunk of [`stream_rows`].
 const ROW_CHUNK: usize = 256;
 
-/// `tensor_tensor` on fp32 operands of one shape, each contiguous in every partition, computed
-/// a chunk of a partition at a time through two stack buffers rather than gathering the whole
-/// tiles into vectors, computing a third and scattering it (that traffic was a third of the
-/// host time of the `add` models). Returns whether a NaN was written, or `None` (nothing done)
-/// when the operands do not qualify — including an input that overlaps the output without
-/// being exactly it, where the whole-tile path's all-reads-before-any-write order matters.
-/// Each element is `op(a, b)` as [`alu`](super::alu::alu) computes it.
-fn tensor_tensor_f32_rows(
+/// Computes an element-wise instruction a chunk of a partition at a time, through stack
+/// buffers, instead of gathering whole tiles into vectors, computing and scattering (that
+/// traffic was a third of the host time of the `add` models). `inputs` and `ot` must have one
+/// shape and each be contiguous and ascending in every partition; each chunk of the inputs is
+/// read into f32 (`bufs[i]` for `inputs[i]`), `f(partition, bufs, len)` leaves the results in
+/// `bufs[0][..len]`, and they are written to `ot` in its dtype — the conversions of
+/// [`gather`] and [`scatter`]. Returns whether a NaN landed in a float output, or `None`
+/// (nothing done) when the operands do not qualify — including an input that overlaps the
+/// output other than element for element, where the whole-tile path's all-reads-before-any-
+/// write order (docs/simulator.md §6.1) could be told apart.
+fn stream_rows<const N: usize>(
     view: &mut OnChipView<'_>,
-    op: AluOp,
-    a: &Tile<'_>,
-    b: &Tile<'_>,
+    inputs: [&Tile<'_>; N],
     ot: &Tile<'_>,
+    mut f: impl FnMut(usize, &mut [[f32; ROW_CHUNK]; N], usize),
 ) -> Option<bool> {
     let n = ot.epp();
-    let rows = |t: &Tile<'_>| {
-        matches!(t.ap.dtype(), Dtype::F32 | Dtype::F32r)
-            && t.epp() == n
-            && t.parts() == ot.parts()
-            && t.run == n
-            && !t.descending
-    };
-    if cfg!(target_endian = "big") || n == 0 || ![a, b, ot].into_iter().all(rows) {
+    let rows =
+        |t: &Tile<'_>| t.epp() == n && t.parts() == ot.parts() && t.run == n && !t.descending;
+    if n == 0 || !rows(ot) || !inputs.iter().all(|t| rows(t)) {
         return None;
     }
-    // (space, first partition, first byte): with one shape, equal footprints are one region.
-    let at = |t: &Tile<'_>| (t.ap.space(), t.start(), t.offs[0]);
-    let overlaps = |t: &Tile<'_>| {
-        at(t).0 == at(ot).0
-            && t.start() < ot.start() + ot.parts()
-            && ot.start() < t.start() + t.parts()
-            && t.offs[0] < ot.offs[0] + 4 * n
-            && ot.offs[0] < t.offs[0] + 4 * n
+    let bytes = |t: &Tile<'_>| t.ap.dtype().size() * n;
+    let same = |t: &Tile<'_>| {
+        (t.ap.space(), t.start(), t.offs[0], t.ap.dtype().size())
+            == (ot.ap.space(), ot.start(), ot.offs[0], ot.ap.dtype().size())
     };
-    if [a, b].into_iter().any(|t| at(t) != at(ot) && overlaps(t)) {
+    let disjoint = |t: &Tile<'_>| {
+        t.ap.space() != ot.ap.space()
+            || t.start() >= ot.start() + ot.parts()
+            || ot.start() >= t.start() + t.parts()
+            || t.offs[0] >= ot.offs[0] + bytes(ot)
+            || ot.offs[0] >= t.offs[0] + bytes(t)
+    };
+    if !inputs.iter().all(|t| same(t) || disjoint(t)) {
         return None;
     }
-    fn load(view: &OnChipView<'_>, t: &Tile<'_>, p: usize, c0: usize, dst: &mut [f32]) {
-        let (bytes, pb) = mem(view, t.ap.space());
-        let lo = (t.start() + p) * pb + t.offs[0] + 4 * c0;
-        let src = &bytes[lo..lo + 4 * dst.len()];
-        for (x, e) in dst.iter_mut().zip(src.chunks_exact(4)) {
-            *x = f32::from_le_bytes([e[0], e[1], e[2], e[3]]);
-        }
-    }
+    let mut bufs = [[0f32; ROW_CHUNK]; N];
     let mut nan = 0u32;
-    let (mut xa, mut xb) = ([0f32; ROW_CHUNK], [0f32; ROW_CHUNK]);
-    with_alu!(op, f => {
-        for p in 0..ot.parts() {
-            for c0 in (0..n).step_by(ROW_CHUNK) {
-                let len = ROW_CHUNK.min(n - c0);
-                let (va, vb) = (&mut xa[..len], &mut xb[..len]);
-                load(view, a, p, c0, va);
-                load(view, b, p, c0, vb);
-                for (x, &y) in va.iter_mut().zip(vb.iter()) {
-                    *x = f(*x, y);
-                    nan |= nan_bit(x.to_bits());
-                }
-                let (bytes, pb) = mem_mut(view, ot.ap.space());
-                let lo = (ot.start() + p) * pb + ot.offs[0] + 4 * c0;
-                for (e, x) in bytes[lo..lo + 4 * len].chunks_exact_mut(4).zip(va.iter()) {
-                    e.copy_from_slice(&x.to_le_bytes());
-                }
+    for p in 0..ot.parts() {
+        for c0 in (0..n).step_by(ROW_CHUNK) {
+            let len = ROW_CHUNK.min(n - c0);
+            for (t, buf) in inputs.iter().zip(bufs.iter_mut()) {
+                let (mem, pb) = mem(view, t.ap.space());
+                let size = t.ap.dtype().size();
+                let lo = (t.start() + p) * pb + t.offs[0] + size * c0;
+                let src = &mem[lo..lo + size * len];
+                with_elem!(t.ap.dtype(), T => T::load_f32_run(src, &mut buf[..len]));
             }
+            f(p, &mut bufs, len);
+            let out = &bufs[0][..len];
+            nan |= out.iter().fold(0, |acc, v| acc | nan_bit(v.to_bits()));
+            let (mem, pb) = mem_mut(view, ot.ap.space());
+            let size = ot.ap.dtype().size();
+            let lo = (ot.start() + p) * pb + ot.offs[0] + size * c0;
+            let dst = &mut mem[lo..lo + size * len];
+            with_elem!(ot.ap.dtype(), T => {
+                for (e, &v) in dst.chunks_exact_mut(size).zip(out) {
+                    T::store_f32(v, e);
+                }
+            });
         }
-    });
-    Some(nan != 0)
+    }
+    Some(ot.ap.dtype().is_float() && nan != 0)
 }
 
 fn tensor_scalar(
@@ -905,6 +921,13 @@ fn tensor_scalar(
     } else {
         let s0 = f32_operand(view, operand0, t0.as_ref(), &mut s.input1);
         let s1 = f32_operand(view, operand1, t1.as_ref(), &mut s.aux);
+        let streamed = stream_rows(view, [&inp], &ot, |p, [x], len| {
+            scalar_row(*op0, *reverse0, s0.get(p), &mut x[..len]);
+            scalar_row(*op1, *reverse1, s1.get(p), &mut x[..len]);
+        });
+        if let Some(nan) = streamed {
+            return Ok(outcome(out, nan));
+        }
         gather(view, &inp, &mut s.input);
         // Stage by stage over the whole tile: each element still sees op0, then op1.
         scalar_stage(*op0, *reverse0, &s0, n, &mut s.input);
@@ -930,6 +953,8 @@ fn tensor_copy(
         gather(view, &inp, &mut s.ints_in);
         scatter(view, &ot, &s.ints_in);
         Ok(outcome(out, false))
+    } else if let Some(nan) = stream_rows(view, [&inp], &ot, |_, _, _| {}) {
+        Ok(outcome(out, nan))
     } else {
         gather(view, &inp, &mut s.input);
         let nan = write_f32(view, &ot, &s.input);
@@ -1047,17 +1072,22 @@ fn binary_map(op: AluOp, a: &[f32], b: &[f32], out: &mut Vec<f32>) {
     with_alu!(op, f => out.extend(a.iter().zip(b).map(|(&x, &y)| f(x, y))));
 }
 
-/// One `tensor_scalar` stage over the `n`-element rows of `xs`, in place: `x = op(x, c)`, or
-/// `op(c, x)` if `reverse`, with `c` the row's partition's scalar; the loop compiled per op.
+/// One `tensor_scalar` stage over the `n`-element rows of `xs`, in place ([`scalar_row`] with
+/// each row's partition's scalar).
 fn scalar_stage(op: AluOp, reverse: bool, c: &PerPartition<'_, f32>, n: usize, xs: &mut [f32]) {
+    for (p, row) in xs.chunks_exact_mut(n).enumerate() {
+        scalar_row(op, reverse, c.get(p), row);
+    }
+}
+
+/// One `tensor_scalar` stage over `row`, in place: `x = op(x, c)`, or `op(c, x)` if `reverse`;
+/// the loop compiled per op.
+fn scalar_row(op: AluOp, reverse: bool, c: f32, row: &mut [f32]) {
     with_alu!(op, f => {
-        for (p, row) in xs.chunks_exact_mut(n).enumerate() {
-            let c = c.get(p);
-            if reverse {
-                row.iter_mut().for_each(|x| *x = f(c, *x));
-            } else {
-                row.iter_mut().for_each(|x| *x = f(*x, c));
-            }
+        if reverse {
+            row.iter_mut().for_each(|x| *x = f(c, *x));
+        } else {
+            row.iter_mut().for_each(|x| *x = f(*x, c));
         }
     })
 }

@@ -1318,6 +1318,100 @@ fn fp32_rows_in_place_and_across_partitions_match_the_whole_tile_order() {
 }
 
 #[test]
+fn streamed_activation_scalar_and_copy_rows_match_element_by_element() {
+    // 300 fp32 elements per partition (more than one streamed chunk), 3 partitions, a scale
+    // vector and a bias vector.
+    let (n, parts) = (300usize, 3u32);
+    let mut lcg = Lcg(11);
+    let mut core = Core::small();
+    let xs: Vec<Vec<f32>> = (0..parts)
+        .map(|_| (0..n).map(|_| lcg.next() * 4.0).collect())
+        .collect();
+    let (scale, bias) = ([0.5f32, -2.0, 3.0], [0.25f32, -1.0, 0.0]);
+    for p in 0..parts {
+        core.put(Sbuf, p, 0, Dtype::F32, &xs[p as usize]);
+        core.put(Sbuf, 50 + p, 0, Dtype::F32, &[scale[p as usize]]);
+        core.put(Sbuf, 60 + p, 0, Dtype::F32, &[bias[p as usize]]);
+    }
+    let bf16 = |v: f32| half::bf16::from_f32(v).to_f32();
+    // Activation, fp32 in, bf16 out (disjoint).
+    core.ok(
+        EngineKind::Act,
+        Instruction::Activation {
+            func: ActivationFunc::Tanh,
+            out: tile(Sbuf, 0, parts, 4096, Dtype::Bf16, n as u16),
+            input: tile(Sbuf, 0, parts, 0, Dtype::F32, n as u16),
+            scale: ScalarOperand::Vector(so(Sbuf, 50, 0, Dtype::F32)),
+            bias: Some(so(Sbuf, 60, 0, Dtype::F32)),
+            reduce: ReduceCmd::Idle,
+        },
+    );
+    for p in 0..parts as usize {
+        let want: Vec<f32> = xs[p]
+            .iter()
+            .map(|&x| {
+                let a = compute::activation::activate(ActivationFunc::Tanh, x * scale[p] + bias[p]);
+                bf16(a)
+            })
+            .collect();
+        assert_eq!(
+            core.get(Sbuf, p as u32, 4096, Dtype::Bf16, n),
+            want,
+            "act p{p}"
+        );
+    }
+    // tensor_scalar in place: x = max(c_p, x · 1.5).
+    core.ok(
+        EngineKind::Dve,
+        Instruction::TensorScalar {
+            out: tile(Sbuf, 0, parts, 0, Dtype::F32, n as u16),
+            input: tile(Sbuf, 0, parts, 0, Dtype::F32, n as u16),
+            op0: AluOp::Multiply,
+            operand0: ScalarOperand::Imm(1.5),
+            reverse0: false,
+            op1: AluOp::Max,
+            operand1: ScalarOperand::Vector(so(Sbuf, 60, 0, Dtype::F32)),
+            reverse1: true,
+        },
+    );
+    let scaled: Vec<Vec<f32>> = (0..parts as usize)
+        .map(|p| {
+            xs[p]
+                .iter()
+                .map(|&x| compute::alu::alu(AluOp::Max, bias[p], x * 1.5))
+                .collect()
+        })
+        .collect();
+    for p in 0..parts as usize {
+        assert_eq!(
+            core.get(Sbuf, p as u32, 0, Dtype::F32, n),
+            scaled[p],
+            "scalar p{p}"
+        );
+    }
+    // A copy of the bf16 activations to fp32 over the same bytes (same first byte, larger
+    // elements): not element for element, so every input is read before the first output is
+    // written, though the outputs run ahead of the inputs.
+    let act: Vec<Vec<f32>> = (0..parts)
+        .map(|p| core.get(Sbuf, p, 4096, Dtype::Bf16, n))
+        .collect();
+    core.ok(
+        EngineKind::Act,
+        Instruction::TensorCopy {
+            out: tile(Sbuf, 0, parts, 4096, Dtype::F32, n as u16),
+            input: tile(Sbuf, 0, parts, 4096, Dtype::Bf16, n as u16),
+        },
+    );
+    for p in 0..parts as usize {
+        assert_eq!(
+            core.get(Sbuf, p as u32, 4096, Dtype::F32, n),
+            act[p],
+            "copy p{p}"
+        );
+    }
+}
+
+#[test]
 fn nan_results_are_reported() {
     let mut core = Core::small();
     core.put(Sbuf, 0, 0, Dtype::F32, &[1.0, 2.0, -1.0]);
