@@ -728,7 +728,7 @@ fn activation(
             let (sc, row) = (scale_v.get(p), &mut x[..len]);
             match bias_v {
                 Some(bv) => row.iter_mut().for_each(|x| *x = *x * sc + bv[p]),
-                None => row.iter_mut().for_each(|x| *x = *x * sc),
+                None => row.iter_mut().for_each(|x| *x *= sc),
             }
             activate_slice(func, row);
         });
