@@ -1382,10 +1382,10 @@ fn streamed_activation_scalar_and_copy_rows_match_element_by_element() {
                 .collect()
         })
         .collect();
-    for p in 0..parts as usize {
+    for (p, want) in scaled.iter().enumerate() {
         assert_eq!(
-            core.get(Sbuf, p as u32, 0, Dtype::F32, n),
-            scaled[p],
+            &core.get(Sbuf, p as u32, 0, Dtype::F32, n),
+            want,
             "scalar p{p}"
         );
     }
@@ -1402,10 +1402,10 @@ fn streamed_activation_scalar_and_copy_rows_match_element_by_element() {
             input: tile(Sbuf, 0, parts, 4096, Dtype::Bf16, n as u16),
         },
     );
-    for p in 0..parts as usize {
+    for (p, want) in act.iter().enumerate() {
         assert_eq!(
-            core.get(Sbuf, p as u32, 4096, Dtype::F32, n),
-            act[p],
+            &core.get(Sbuf, p as u32, 4096, Dtype::F32, n),
+            want,
             "copy p{p}"
         );
     }
