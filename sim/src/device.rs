@@ -486,7 +486,7 @@ impl Domain {
 
     /// Whether the domain has anything to do: a pending wake-up or an unapplied arrival.
     pub fn has_work(&mut self) -> bool {
-        self.sched.peek().is_some() || self.shared.has_arrivals(self.index)
+        self.sched.has_pending() || self.shared.has_arrivals(self.index)
     }
 
     /// Applies the stores other domains sent this one, at this domain's clock and in the order
@@ -531,10 +531,7 @@ impl Domain {
     /// Whether a unit may keep running inline until `t` without overtaking a pending wake-up
     /// that sorts before (t, nc, unit).
     pub fn may_run_ahead(&mut self, t: u64, nc: NcIndex, unit: Unit) -> bool {
-        match self.sched.peek() {
-            None => true,
-            Some(w) => (t, nc.0, unit) < (w.time, w.nc, w.unit),
-        }
+        self.sched.runs_before(t, nc.0, unit)
     }
 
     // ---- semaphores and events -------------------------------------------------------------

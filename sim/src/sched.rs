@@ -22,12 +22,21 @@ pub(crate) enum Unit {
 }
 
 impl Unit {
-    /// Dense index of the unit within its core.
+    /// Dense index of the unit within its core; its order is the order of `Unit` itself.
     fn slot(self) -> usize {
         match self {
             Unit::Sequencer => 0,
             Unit::Engine(e) => 1 + e.index(),
             Unit::Dma(d) => 6 + d as usize,
+        }
+    }
+
+    /// The unit of dense index `slot` (the inverse of [`Unit::slot`]).
+    fn from_slot(slot: usize) -> Unit {
+        match slot {
+            0 => Unit::Sequencer,
+            1..=5 => Unit::Engine(EngineKind::ALL[slot - 1]),
+            _ => Unit::Dma((slot - 6) as u32),
         }
     }
 }
@@ -47,9 +56,13 @@ pub(crate) struct Wake {
 }
 
 /// The event heap.
+///
+/// Entries are packed keys, `time << 64 | slot`, where `slot` is the unit's dense index in the
+/// domain (core-major, then [`Unit::slot`]): a key sorts exactly as its (time, core, unit) does,
+/// and compares as one integer. `pending` holds each slot's live wake-up time.
 #[derive(Debug)]
 pub(crate) struct Scheduler {
-    heap: BinaryHeap<Reverse<Wake>>,
+    heap: BinaryHeap<Reverse<u128>>,
     pending: Vec<Option<u64>>,
     /// The first core of the clock domain this scheduler serves.
     base: u32,
@@ -65,8 +78,30 @@ impl Scheduler {
         }
     }
 
+    #[inline]
     fn slot(&self, nc: u32, unit: Unit) -> usize {
         (nc - self.base) as usize * UNITS_PER_CORE + unit.slot()
+    }
+
+    #[inline]
+    fn key(time: u64, slot: usize) -> u128 {
+        (u128::from(time) << 64) | slot as u128
+    }
+
+    /// The wake-up a key stands for.
+    fn wake(&self, key: u128) -> Wake {
+        let slot = key as u64 as usize;
+        Wake {
+            time: (key >> 64) as u64,
+            nc: self.base + (slot / UNITS_PER_CORE) as u32,
+            unit: Unit::from_slot(slot % UNITS_PER_CORE),
+        }
+    }
+
+    /// Whether `key` is its slot's live wake-up (not superseded or cancelled).
+    #[inline]
+    fn live(&self, key: u128) -> bool {
+        self.pending[key as u64 as usize] == Some((key >> 64) as u64)
     }
 
     /// Wakes `unit` of core `nc` at `time`, unless it already has an earlier or equal wake-up.
@@ -76,30 +111,49 @@ impl Scheduler {
             Some(t) if t <= time => {}
             _ => {
                 self.pending[s] = Some(time);
-                self.heap.push(Reverse(Wake { time, nc, unit }));
+                self.heap.push(Reverse(Self::key(time, s)));
             }
         }
     }
 
-    /// The earliest live wake-up, without removing it.
-    pub fn peek(&mut self) -> Option<Wake> {
-        while let Some(Reverse(w)) = self.heap.peek() {
-            if self.pending[self.slot(w.nc, w.unit)] == Some(w.time) {
-                return Some(*w);
+    /// The key of the earliest live wake-up, dropping stale entries above it.
+    #[inline]
+    fn peek_key(&mut self) -> Option<u128> {
+        while let Some(&Reverse(k)) = self.heap.peek() {
+            if self.live(k) {
+                return Some(k);
             }
             self.heap.pop();
         }
         None
     }
 
+    /// The earliest live wake-up, without removing it.
+    #[cfg(test)]
+    pub fn peek(&mut self) -> Option<Wake> {
+        self.peek_key().map(|k| self.wake(k))
+    }
+
+    /// Whether any live wake-up is pending.
+    pub fn has_pending(&mut self) -> bool {
+        self.peek_key().is_some()
+    }
+
+    /// Whether a wake-up of `unit` of core `nc` at `time` would sort before every live one
+    /// (true when none is pending).
+    #[inline]
+    pub fn runs_before(&mut self, time: u64, nc: u32, unit: Unit) -> bool {
+        let k = Self::key(time, self.slot(nc, unit));
+        self.peek_key().is_none_or(|p| k < p)
+    }
+
     /// Removes and returns the earliest live wake-up (stale entries, superseded by an earlier
     /// reschedule or cancelled, are skipped).
     pub fn pop(&mut self) -> Option<Wake> {
-        while let Some(Reverse(w)) = self.heap.pop() {
-            let s = self.slot(w.nc, w.unit);
-            if self.pending[s] == Some(w.time) {
-                self.pending[s] = None;
-                return Some(w);
+        while let Some(Reverse(k)) = self.heap.pop() {
+            if self.live(k) {
+                self.pending[k as u64 as usize] = None;
+                return Some(self.wake(k));
             }
         }
         None
@@ -165,5 +219,42 @@ mod tests {
         s.schedule(3, 0, Unit::Dma(1));
         s.cancel_core(0);
         assert!(s.peek().is_none());
+    }
+
+    #[test]
+    fn keys_sort_as_wakes_do() {
+        let units: Vec<Unit> = std::iter::once(Unit::Sequencer)
+            .chain(EngineKind::ALL.into_iter().map(Unit::Engine))
+            .chain((0..16).map(Unit::Dma))
+            .collect();
+        let s = Scheduler::new(2, 2);
+        let mut wakes = Vec::new();
+        for time in [0, 1, u64::MAX] {
+            for nc in [2, 3] {
+                for &unit in &units {
+                    assert_eq!(Unit::from_slot(unit.slot()), unit);
+                    wakes.push(Wake { time, nc, unit });
+                }
+            }
+        }
+        for a in &wakes {
+            let ka = Scheduler::key(a.time, s.slot(a.nc, a.unit));
+            assert_eq!(s.wake(ka), *a);
+            for b in &wakes {
+                let kb = Scheduler::key(b.time, s.slot(b.nc, b.unit));
+                assert_eq!(ka.cmp(&kb), a.cmp(b));
+            }
+        }
+    }
+
+    #[test]
+    fn runs_before_compares_with_the_earliest_live_wake() {
+        let mut s = Scheduler::new(0, 2);
+        assert!(s.runs_before(100, 1, Unit::Dma(0)));
+        s.schedule(10, 0, Unit::Dma(1));
+        assert!(s.runs_before(10, 0, Unit::Dma(0)));
+        assert!(!s.runs_before(10, 0, Unit::Dma(1)));
+        assert!(!s.runs_before(10, 1, Unit::Sequencer));
+        assert!(s.runs_before(9, 1, Unit::Sequencer));
     }
 }
