@@ -39,10 +39,10 @@ use nrt_hal::target::{reserved, MmioReg, SemWindow};
 use nrt_hal::{DeviceAddr, Dtype, EventId, MemHandle, NcIndex, SemaphoreId, Target};
 
 use crate::config::{SimConfig, TimingConfig};
-use crate::dma::DmaEngineState;
+use crate::dma::{DmaEngineState, PairCyclesMemo};
 use crate::engine::EngineUnit;
 use crate::faults::FaultPlan;
-use crate::memory::{DeviceMemory, MemFault, OnChip, OnChipAddr};
+use crate::memory::{DeviceMemory, MemFault, OnChip, OnChipAddr, SlotHint};
 use crate::sched::{Scheduler, Unit};
 use crate::sequencer::Sequencer;
 use crate::timeline::Timeline;
@@ -431,6 +431,8 @@ pub(crate) struct Domain {
     pub scratch: Vec<u8>,
     /// Reused buffer for applying inbox arrivals.
     arrivals: Vec<Arrival>,
+    /// The bandwidth terms of the last DMA pair length costed (`dma.rs`).
+    pub pair_cycles: PairCyclesMemo,
 }
 
 impl Shared {
@@ -481,6 +483,7 @@ impl Domain {
             stats: SimStats::default(),
             scratch: Vec::new(),
             arrivals: Vec::with_capacity(INBOX_ROOM),
+            pair_cycles: PairCyclesMemo::default(),
         }
     }
 
@@ -753,7 +756,8 @@ impl Domain {
     /// (register traffic as 4-byte little-endian stores and loads).
     ///
     /// The caller passes each address with its decoding (`decode_mmio`), which it needs anyway
-    /// for the pair's cost.
+    /// for the pair's cost, and the [`SlotHint`]s of the source's and the destination's
+    /// allocation (updated here).
     pub fn transfer(
         &mut self,
         src: DeviceAddr,
@@ -761,20 +765,23 @@ impl Domain {
         dst: DeviceAddr,
         dst_mmio: Option<MmioReg>,
         len: u64,
+        hints: &mut [SlotHint; 2],
     ) -> Result<(), AccessFault> {
         // Memory and this domain's on-chip memory move directly, without a bounce buffer.
         match (src_mmio, self.local_onchip(dst_mmio)) {
             (None, None) if dst_mmio.is_none() => {
-                return Ok(self.shared.mem().copy(src, dst, len)?)
+                return Ok(self.shared.mem().copy_hinted(hints, src, dst, len)?)
             }
             (None, Some((nc, d))) => {
                 let oc = &mut self.cores[nc].onchip;
-                return Ok(self.shared.mem().copy_to_onchip(src, oc, d, len)?);
+                let mem = self.shared.mem();
+                return Ok(mem.copy_to_onchip_hinted(&mut hints[0], src, oc, d, len)?);
             }
             (Some(_), d) => match (self.local_onchip(src_mmio), d) {
                 (Some((snc, sa)), None) if dst_mmio.is_none() => {
                     let oc = &self.cores[snc].onchip;
-                    return Ok(self.shared.mem().copy_from_onchip(oc, sa, dst, len)?);
+                    let mem = self.shared.mem();
+                    return Ok(mem.copy_from_onchip_hinted(&mut hints[1], oc, sa, dst, len)?);
                 }
                 (Some((snc, sa)), Some((dnc, da))) => {
                     return self.copy_onchip(snc, sa, dnc, da, len)
