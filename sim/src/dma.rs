@@ -182,6 +182,7 @@ impl PairFault {
 }
 
 impl Domain {
+    #[inline]
     fn queue(&self, q: QueueRef) -> Option<&DmaQueue> {
         self.cores
             .get(q.nc)?
@@ -191,6 +192,7 @@ impl Domain {
             .get(q.queue.index())
     }
 
+    #[inline]
     fn queue_mut(&mut self, q: QueueRef) -> &mut DmaQueue {
         &mut self.cores[q.nc].dma[q.engine.index()].queues[q.queue.index()]
     }
@@ -478,24 +480,8 @@ impl Domain {
             });
         }
         let [mut tx_hint, mut rx_hint, src_hint, dst_hint] = queue.hints;
-        let fetch =
-            |dev: &Domain, ring: &Ring, hint: &mut SlotHint| -> Result<UdmaDesc, PairFault> {
-                let mut b = [0u8; 16];
-                dev.shared
-                    .mem()
-                    .read_hinted(hint, ring.slot_addr(), &mut b)
-                    .map_err(|e| PairFault::access(AccessFault::Mem(e), ring.cursor.index()))?;
-                let d = UdmaDesc::from_bytes(&b);
-                ring.cursor.check(&d).map_err(|_| PairFault {
-                    fault: DmaFault::RingIdMismatch,
-                    index: ring.cursor.index(),
-                    address: ring.slot_addr(),
-                    uncorrectable: None,
-                })?;
-                Ok(d)
-            };
-        let txd = fetch(self, &tx, &mut tx_hint)?;
-        let rxd = fetch(self, &rx, &mut rx_hint)?;
+        let txd = self.fetch_desc(&tx, &mut tx_hint)?;
+        let rxd = self.fetch_desc(&rx, &mut rx_hint)?;
         let bad = |ring: &Ring| PairFault {
             fault: DmaFault::BadDescriptor,
             index: ring.cursor.index(),
@@ -553,9 +539,29 @@ impl Domain {
         Ok((cost, block_end))
     }
 
+    /// Reads and phase-checks the descriptor in `ring`'s next slot (`hint`: the ring's
+    /// allocation).
+    #[inline(always)]
+    fn fetch_desc(&self, ring: &Ring, hint: &mut SlotHint) -> Result<UdmaDesc, PairFault> {
+        let mut b = [0u8; 16];
+        self.shared
+            .mem()
+            .read_hinted(hint, ring.slot_addr(), &mut b)
+            .map_err(|e| PairFault::access(AccessFault::Mem(e), ring.cursor.index()))?;
+        let d = UdmaDesc::from_bytes(&b);
+        ring.cursor.check(&d).map_err(|_| PairFault {
+            fault: DmaFault::RingIdMismatch,
+            index: ring.cursor.index(),
+            address: ring.slot_addr(),
+            uncorrectable: None,
+        })?;
+        Ok(d)
+    }
+
     /// Counts one pair in the core's execution profile: `src_len` bytes read, `dst_len`
     /// written, busy from `t` for `cost` cycles.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     fn profile_pair(
         &mut self,
         nc: NcIndex,
@@ -587,6 +593,7 @@ impl Domain {
 
     /// Cost in device cycles of one pair of `len` bytes starting at `t`, `touches_hbm` when its
     /// source or destination is memory (see module docs).
+    #[inline]
     fn dma_cost(&mut self, nc: NcIndex, touches_hbm: bool, len: u64, t: u64) -> u64 {
         let (engine_bytes, hbm) = self.pair_bandwidth_cycles(len);
         let engine = self.timing.dma_descriptor_cycles + engine_bytes;
