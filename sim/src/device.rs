@@ -39,10 +39,10 @@ use nrt_hal::target::{reserved, MmioReg, SemWindow};
 use nrt_hal::{DeviceAddr, Dtype, EventId, MemHandle, NcIndex, SemaphoreId, Target};
 
 use crate::config::{SimConfig, TimingConfig};
-use crate::dma::DmaEngineState;
+use crate::dma::{DmaEngineState, PairCyclesMemo};
 use crate::engine::EngineUnit;
 use crate::faults::FaultPlan;
-use crate::memory::{DeviceMemory, MemFault, OnChip, OnChipAddr};
+use crate::memory::{DeviceMemory, MemFault, OnChip, OnChipAddr, SlotHint};
 use crate::sched::{Scheduler, Unit};
 use crate::sequencer::Sequencer;
 use crate::timeline::Timeline;
@@ -431,6 +431,8 @@ pub(crate) struct Domain {
     pub scratch: Vec<u8>,
     /// Reused buffer for applying inbox arrivals.
     arrivals: Vec<Arrival>,
+    /// The bandwidth terms of the last DMA pair length costed (`dma.rs`).
+    pub pair_cycles: PairCyclesMemo,
 }
 
 impl Shared {
@@ -481,20 +483,28 @@ impl Domain {
             stats: SimStats::default(),
             scratch: Vec::new(),
             arrivals: Vec::with_capacity(INBOX_ROOM),
+            pair_cycles: PairCyclesMemo::default(),
         }
     }
 
     /// Whether the domain has anything to do: a pending wake-up or an unapplied arrival.
     pub fn has_work(&mut self) -> bool {
-        self.sched.peek().is_some() || self.shared.has_arrivals(self.index)
+        self.sched.has_pending() || self.shared.has_arrivals(self.index)
     }
 
     /// Applies the stores other domains sent this one, at this domain's clock and in the order
-    /// they arrived (docs/simulator.md §8.1).
+    /// they arrived (docs/simulator.md §8.1). Checked before every event, so the check (one
+    /// atomic load) is inline and the work out of line.
+    #[inline]
     pub fn apply_arrivals(&mut self) {
-        if !self.shared.has_arrivals(self.index) {
-            return;
+        if self.shared.has_arrivals(self.index) {
+            self.apply_pending_arrivals();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn apply_pending_arrivals(&mut self) {
         let mut batch = std::mem::take(&mut self.arrivals);
         self.shared.take_into(self.index, &mut batch);
         for a in batch.drain(..) {
@@ -531,10 +541,7 @@ impl Domain {
     /// Whether a unit may keep running inline until `t` without overtaking a pending wake-up
     /// that sorts before (t, nc, unit).
     pub fn may_run_ahead(&mut self, t: u64, nc: NcIndex, unit: Unit) -> bool {
-        match self.sched.peek() {
-            None => true,
-            Some(w) => (t, nc.0, unit) < (w.time, w.nc, w.unit),
-        }
+        self.sched.runs_before(t, nc.0, unit)
     }
 
     // ---- semaphores and events -------------------------------------------------------------
@@ -756,7 +763,8 @@ impl Domain {
     /// (register traffic as 4-byte little-endian stores and loads).
     ///
     /// The caller passes each address with its decoding (`decode_mmio`), which it needs anyway
-    /// for the pair's cost.
+    /// for the pair's cost, and the [`SlotHint`]s of the source's and the destination's
+    /// allocation (updated here).
     pub fn transfer(
         &mut self,
         src: DeviceAddr,
@@ -764,20 +772,23 @@ impl Domain {
         dst: DeviceAddr,
         dst_mmio: Option<MmioReg>,
         len: u64,
+        hints: &mut [SlotHint; 2],
     ) -> Result<(), AccessFault> {
         // Memory and this domain's on-chip memory move directly, without a bounce buffer.
         match (src_mmio, self.local_onchip(dst_mmio)) {
             (None, None) if dst_mmio.is_none() => {
-                return Ok(self.shared.mem().copy(src, dst, len)?)
+                return Ok(self.shared.mem().copy_hinted(hints, src, dst, len)?)
             }
             (None, Some((nc, d))) => {
                 let oc = &mut self.cores[nc].onchip;
-                return Ok(self.shared.mem().copy_to_onchip(src, oc, d, len)?);
+                let mem = self.shared.mem();
+                return Ok(mem.copy_to_onchip_hinted(&mut hints[0], src, oc, d, len)?);
             }
             (Some(_), d) => match (self.local_onchip(src_mmio), d) {
                 (Some((snc, sa)), None) if dst_mmio.is_none() => {
                     let oc = &self.cores[snc].onchip;
-                    return Ok(self.shared.mem().copy_from_onchip(oc, sa, dst, len)?);
+                    let mem = self.shared.mem();
+                    return Ok(mem.copy_from_onchip_hinted(&mut hints[1], oc, sa, dst, len)?);
                 }
                 (Some((snc, sa)), Some((dnc, da))) => {
                     return self.copy_onchip(snc, sa, dnc, da, len)

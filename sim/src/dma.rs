@@ -40,7 +40,7 @@ use nrt_hal::{DeviceAddr, DmaEngine, MemHandle, NcIndex, QueueId, QueueRef};
 
 use crate::compute::cost::mul_div_ceil;
 use crate::device::{AccessFault, Domain};
-use crate::memory::MemFault;
+use crate::memory::{MemFault, SlotHint};
 use crate::sched::Unit;
 use crate::timeline::Track;
 
@@ -86,6 +86,9 @@ pub(crate) struct DmaQueue {
     pub batch: Option<(u64, u64)>,
     /// Base and length registers of the TX and RX rings, applied at the next ring reset.
     pub staged: [RingRegs; 2],
+    /// The allocations this queue's last pair touched: TX ring, RX ring, source, destination
+    /// (only a guess that speeds the next lookup, see [`SlotHint`]).
+    pub hints: [SlotHint; 4],
 }
 
 /// A ring's programming registers (`drbp_low/high`, `drl`).
@@ -114,6 +117,7 @@ impl DmaQueue {
             queued: false,
             batch: None,
             staged: [RingRegs::default(); 2],
+            hints: [SlotHint::default(); 4],
         }
     }
 
@@ -149,6 +153,11 @@ impl DmaEngineState {
     }
 }
 
+/// The bandwidth terms of a pair's cost for the last length costed: the pairs of a queue
+/// (rows of one tensor) mostly share a length, and the terms are two divisions each.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PairCyclesMemo(Option<(u64, u64, u64)>);
+
 /// Why a pair failed, for the error entry.
 struct PairFault {
     fault: DmaFault,
@@ -173,6 +182,7 @@ impl PairFault {
 }
 
 impl Domain {
+    #[inline]
     fn queue(&self, q: QueueRef) -> Option<&DmaQueue> {
         self.cores
             .get(q.nc)?
@@ -182,6 +192,7 @@ impl Domain {
             .get(q.queue.index())
     }
 
+    #[inline]
     fn queue_mut(&mut self, q: QueueRef) -> &mut DmaQueue {
         &mut self.cores[q.nc].dma[q.engine.index()].queues[q.queue.index()]
     }
@@ -468,23 +479,9 @@ impl Domain {
                 uncorrectable: None,
             });
         }
-        let fetch = |dev: &mut Domain, ring: &Ring| -> Result<UdmaDesc, PairFault> {
-            let mut b = [0u8; 16];
-            dev.shared
-                .mem()
-                .read(ring.slot_addr(), &mut b)
-                .map_err(|e| PairFault::access(AccessFault::Mem(e), ring.cursor.index()))?;
-            let d = UdmaDesc::from_bytes(&b);
-            ring.cursor.check(&d).map_err(|_| PairFault {
-                fault: DmaFault::RingIdMismatch,
-                index: ring.cursor.index(),
-                address: ring.slot_addr(),
-                uncorrectable: None,
-            })?;
-            Ok(d)
-        };
-        let txd = fetch(self, &tx)?;
-        let rxd = fetch(self, &rx)?;
+        let [mut tx_hint, mut rx_hint, src_hint, dst_hint] = queue.hints;
+        let txd = self.fetch_desc(&tx, &mut tx_hint)?;
+        let rxd = self.fetch_desc(&rx, &mut rx_hint)?;
         let bad = |ring: &Ring| PairFault {
             fault: DmaFault::BadDescriptor,
             index: ring.cursor.index(),
@@ -515,6 +512,7 @@ impl Domain {
         {
             let queue = self.queue_mut(q);
             let block = queue.seq_block;
+            queue.hints[..2].copy_from_slice(&[tx_hint, rx_hint]);
             for ring in [queue.tx.as_mut(), queue.rx.as_mut()].into_iter().flatten() {
                 ring.cursor.advance();
                 if !block {
@@ -524,11 +522,13 @@ impl Domain {
         }
         // Each address is decoded once for the move, its cost and the profile.
         let (src_mmio, dst_mmio) = (self.target.decode_mmio(src), self.target.decode_mmio(dst));
+        let mut data_hints = [src_hint, dst_hint];
         match conversion {
-            None => self.transfer(src, src_mmio, dst, dst_mmio, len),
+            None => self.transfer(src, src_mmio, dst, dst_mmio, len, &mut data_hints),
             Some((from, to)) => self.transfer_converting(src, dst, from, to, len),
         }
         .map_err(|e| PairFault::access(e, index))?;
+        self.queue_mut(q).hints[2..].copy_from_slice(&data_hints);
         self.stats.descriptors += 1;
         self.stats.dma_bytes += len;
         let touches_hbm = src_mmio.is_none() || dst_mmio.is_none();
@@ -539,9 +539,29 @@ impl Domain {
         Ok((cost, block_end))
     }
 
+    /// Reads and phase-checks the descriptor in `ring`'s next slot (`hint`: the ring's
+    /// allocation).
+    #[inline(always)]
+    fn fetch_desc(&self, ring: &Ring, hint: &mut SlotHint) -> Result<UdmaDesc, PairFault> {
+        let mut b = [0u8; 16];
+        self.shared
+            .mem()
+            .read_hinted(hint, ring.slot_addr(), &mut b)
+            .map_err(|e| PairFault::access(AccessFault::Mem(e), ring.cursor.index()))?;
+        let d = UdmaDesc::from_bytes(&b);
+        ring.cursor.check(&d).map_err(|_| PairFault {
+            fault: DmaFault::RingIdMismatch,
+            index: ring.cursor.index(),
+            address: ring.slot_addr(),
+            uncorrectable: None,
+        })?;
+        Ok(d)
+    }
+
     /// Counts one pair in the core's execution profile: `src_len` bytes read, `dst_len`
     /// written, busy from `t` for `cost` cycles.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     fn profile_pair(
         &mut self,
         nc: NcIndex,
@@ -573,18 +593,32 @@ impl Domain {
 
     /// Cost in device cycles of one pair of `len` bytes starting at `t`, `touches_hbm` when its
     /// source or destination is memory (see module docs).
+    #[inline]
     fn dma_cost(&mut self, nc: NcIndex, touches_hbm: bool, len: u64, t: u64) -> u64 {
-        let spec = self.target.spec();
-        let f = spec.clocks.sp;
-        let engine =
-            self.timing.dma_descriptor_cycles + mul_div_ceil(len, f, spec.dma_engine_bandwidth);
+        let (engine_bytes, hbm) = self.pair_bandwidth_cycles(len);
+        let engine = self.timing.dma_descriptor_cycles + engine_bytes;
         if !touches_hbm {
             return engine;
         }
-        let hbm = mul_div_ceil(len, f, spec.hbm_bandwidth / spec.nc_count as u64);
         let core = &mut self.cores[nc];
         let start = core.hbm_free_at.max(t);
         core.hbm_free_at = start + hbm;
         (t + engine).max(core.hbm_free_at) - t
+    }
+
+    /// The cycles `len` bytes take at one DMA engine's bandwidth and at the core's share of
+    /// the HBM bandwidth (see module docs), memoised for the last length.
+    fn pair_bandwidth_cycles(&mut self, len: u64) -> (u64, u64) {
+        if let Some((l, engine, hbm)) = self.pair_cycles.0 {
+            if l == len {
+                return (engine, hbm);
+            }
+        }
+        let spec = self.target.spec();
+        let f = spec.clocks.sp;
+        let engine = mul_div_ceil(len, f, spec.dma_engine_bandwidth);
+        let hbm = mul_div_ceil(len, f, spec.hbm_bandwidth / spec.nc_count as u64);
+        self.pair_cycles = PairCyclesMemo(Some((len, engine, hbm)));
+        (engine, hbm)
     }
 }

@@ -2,7 +2,8 @@
 //! streams (the encoding of `nrt_hal::isa`).
 //!
 //! An engine started by the sequencer fetches 64-byte records from device memory at its
-//! program counter, decodes them, and executes them in order: compute instructions through
+//! program counter, decodes them (a record fetched again, unchanged, at the same place and
+//! instruction index reuses its earlier decoding), and executes them in order: compute instructions through
 //! [`crate::compute`], `Write` through the device's one store path (how an engine starts a DMA
 //! or pokes an event), semaphore and event waits and signals, and `End`, which retires the
 //! engine for this execution. A wait that does not hold parks the engine until a store changes
@@ -18,7 +19,7 @@
 //! Timing: compute instructions cost [`crate::compute::cost`] cycles of the engine's clock,
 //! converted to device cycles; control instructions cost `sync_instruction_cycles`.
 
-use nrt_hal::isa::neuron::{check_pe_pair, decode_any, Encoding};
+use nrt_hal::isa::neuron::{check_pe_pair, decode_any, AnyDecodeError, Decoded, Encoding};
 use nrt_hal::isa::{Instruction, Record, SemCmp, SemOp, RECORD_SIZE};
 use nrt_hal::notify::{ExecFault, Notification};
 use nrt_hal::target::SemWindow;
@@ -73,9 +74,48 @@ pub(crate) struct EngineUnit {
     pub pending_signal: Option<SemaphoreId>,
     /// The previous record executed (matmul pairing checks of the Neuron encoding).
     pub prev: Option<Record>,
+    /// Records decoded so far, by instruction index (see [`EngineUnit::decode`]).
+    decoded: Vec<Option<DecodedRecord>>,
 }
 
+/// A record the engine decoded: where, its bytes, and what they decode to.
+#[derive(Debug)]
+struct DecodedRecord {
+    pc: u64,
+    record: Record,
+    decoded: Decoded,
+}
+
+/// Instruction indices whose decoding an engine keeps (a stream's first records; the rest are
+/// decoded every time).
+const DECODED_RECORDS: usize = 4096;
+
 impl EngineUnit {
+    /// `record`, fetched at `pc` as the current instruction, decoded. Decoding is a pure
+    /// function of the bytes, so a record fetched again at the same place with the same bytes
+    /// (the same program executed again) reuses the earlier result; a changed record is
+    /// decoded afresh. Records that fail to decode are not kept.
+    fn decode(&mut self, pc: u64, record: &Record) -> Result<Decoded, AnyDecodeError> {
+        let i = self.index as usize;
+        if let Some(Some(c)) = self.decoded.get(i) {
+            if c.pc == pc && c.record == *record {
+                return Ok(c.decoded.clone());
+            }
+        }
+        let decoded = decode_any(record)?;
+        if i < DECODED_RECORDS {
+            if self.decoded.len() <= i {
+                self.decoded.resize_with(i + 1, || None);
+            }
+            self.decoded[i] = Some(DecodedRecord {
+                pc,
+                record: *record,
+                decoded: decoded.clone(),
+            });
+        }
+        Ok(decoded)
+    }
+
     /// Starts the engine at `pc` for a new execution.
     pub fn start(&mut self, pc: DeviceAddr) {
         self.state = RunState::Running;
@@ -279,13 +319,15 @@ impl Domain {
         }
         let rec = Record(raw);
         let opcode = u32::from(raw[0]);
-        let d = decode_any(&rec).map_err(|e| {
-            if e.is_unknown_opcode() {
-                (ExecFault::UnknownOpcode, opcode)
-            } else {
-                (ExecFault::Malformed, opcode)
-            }
-        })?;
+        let d = self.cores[nc].engines[kind.index()]
+            .decode(pc.raw(), &rec)
+            .map_err(|e| {
+                if e.is_unknown_opcode() {
+                    (ExecFault::UnknownOpcode, opcode)
+                } else {
+                    (ExecFault::Malformed, opcode)
+                }
+            })?;
         if d.encoding == Encoding::Neuron {
             let unit = &self.cores[nc].engines[kind.index()];
             check_pe_pair(unit.prev.as_ref(), &rec).map_err(|_| (ExecFault::Malformed, opcode))?;
@@ -490,5 +532,32 @@ fn classify_compute_error(e: &compute::ComputeError) -> ExecFault {
     match e {
         compute::ComputeError::OutOfBounds { .. } => ExecFault::OutOfBounds,
         _ => ExecFault::Malformed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_is_decoded_again_when_its_bytes_or_place_change() {
+        let nop = Instruction::Nop.encode().unwrap();
+        let end = Instruction::End.encode().unwrap();
+        let mut unit = EngineUnit::default();
+        let at = |unit: &mut EngineUnit, pc: u64, r: &Record| unit.decode(pc, r).map(|d| d.instr);
+        assert_eq!(at(&mut unit, 0x1000, &nop), Ok(Instruction::Nop));
+        assert_eq!(at(&mut unit, 0x1000, &nop), Ok(Instruction::Nop));
+        // Same index and place, new bytes (the program was rewritten).
+        assert_eq!(at(&mut unit, 0x1000, &end), Ok(Instruction::End));
+        // Same index, another program.
+        assert_eq!(at(&mut unit, 0x2000, &nop), Ok(Instruction::Nop));
+        // A record that does not decode fails every time and leaves the cache as it was.
+        let bad = Record([0xFF; RECORD_SIZE]);
+        assert!(unit.decode(0x2000, &bad).is_err());
+        assert!(unit.decode(0x2000, &bad).is_err());
+        assert_eq!(at(&mut unit, 0x2000, &nop), Ok(Instruction::Nop));
+        unit.index = 1;
+        assert_eq!(at(&mut unit, 0x2040, &end), Ok(Instruction::End));
+        assert_eq!(unit.decoded.len(), 2);
     }
 }

@@ -8,7 +8,9 @@
 //!   address-based access for DMA ([`DeviceMemory::read`], [`DeviceMemory::write`],
 //!   [`DeviceMemory::copy`], …), handle-based access for the HAL ([`DeviceMemory::read_at`], …),
 //!   injected uncorrectable errors ([`DeviceMemory::poison`]), and DMA between it and on-chip
-//!   memory ([`DeviceMemory::copy_to_onchip`], [`DeviceMemory::copy_from_onchip`]).
+//!   memory ([`DeviceMemory::copy_to_onchip`], [`DeviceMemory::copy_from_onchip`]). The
+//!   `*_hinted` variants take a caller-held [`SlotHint`] (the allocation that caller touched
+//!   last), so a DMA queue streaming through one allocation skips the address lookup.
 //! - [`OnChip`] (module `onchip`): a core's SBUF and PSUM. Each core owns its own (it lives
 //!   in the core's clock domain, docs/simulator.md §8.1), so `DeviceMemory` holds none.
 //! - [`MemFault`]: what a device-side access can fail with.
@@ -265,6 +267,21 @@ impl RecentHit {
     }
 }
 
+/// A caller's memo of the allocation its last address lookup found (its slot), for a caller
+/// that keeps touching one allocation — a DMA queue streaming its descriptor ring or a tensor.
+///
+/// Like a [`RecentHits`] entry it is only a guess: the slot's live chunk is checked to contain
+/// the access, so a freed or reused slot costs a full lookup, never a wrong answer. Unlike the
+/// shared entries it is the caller's own, so a hit needs neither a scan nor atomics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotHint(usize);
+
+impl Default for SlotHint {
+    fn default() -> Self {
+        SlotHint(usize::MAX)
+    }
+}
+
 /// The memory of one simulated device shared by all its cores: HBM and host DMA allocations. See the module docs for the allocator and access rules.
 #[derive(Debug)]
 pub struct DeviceMemory {
@@ -468,6 +485,30 @@ impl DeviceMemory {
         self.locate_in_tree(addr, len)
     }
 
+    /// [`DeviceMemory::locate`], trying the slot `hint` names first and remembering the slot
+    /// found in it.
+    #[inline]
+    fn locate_hinted(&self, hint: &mut SlotHint, addr: u64, len: u64) -> Option<(usize, usize)> {
+        if let Some(off) = self.table.slot(hint.0).and_then(|c| c.offset_of(addr, len)) {
+            return Some((hint.0, off));
+        }
+        let found = self.locate(addr, len)?;
+        hint.0 = found.0;
+        Some(found)
+    }
+
+    /// [`DeviceMemory::locate_hinted`], as a fault.
+    #[inline]
+    fn locate_hinted_or_fault(
+        &self,
+        hint: &mut SlotHint,
+        addr: DeviceAddr,
+        len: u64,
+    ) -> Result<(usize, usize), MemFault> {
+        self.locate_hinted(hint, addr.raw(), len)
+            .ok_or(MemFault::Unmapped { addr, len })
+    }
+
     /// [`DeviceMemory::locate`] when no recent allocation holds the range: the address B-tree,
     /// out of line so the common path stays small enough to inline.
     #[cold]
@@ -510,11 +551,23 @@ impl DeviceMemory {
     /// Reads `dst.len()` bytes at device address `addr`.
     #[inline]
     pub fn read(&self, addr: DeviceAddr, dst: &mut [u8]) -> Result<(), MemFault> {
+        self.read_hinted(&mut SlotHint::default(), addr, dst)
+    }
+
+    /// [`DeviceMemory::read`], looking in the allocation `hint` remembers first (and
+    /// remembering the one read from).
+    #[inline]
+    pub fn read_hinted(
+        &self,
+        hint: &mut SlotHint,
+        addr: DeviceAddr,
+        dst: &mut [u8],
+    ) -> Result<(), MemFault> {
         let len = dst.len() as u64;
         if len == 0 {
             return Ok(());
         }
-        let (slot, off) = self.locate_or_fault(addr, len)?;
+        let (slot, off) = self.locate_hinted_or_fault(hint, addr, len)?;
         self.check_poison(addr, len)?;
         let unmapped = MemFault::Unmapped { addr, len };
         let chunk = self.table.slot(slot).ok_or(unmapped)?;
@@ -552,11 +605,23 @@ impl DeviceMemory {
     /// one allocation). Each range must lie inside one live allocation; a poisoned source byte
     /// faults with [`MemFault::Uncorrectable`].
     pub fn copy(&self, src: DeviceAddr, dst: DeviceAddr, len: u64) -> Result<(), MemFault> {
+        self.copy_hinted(&mut [SlotHint::default(); 2], src, dst, len)
+    }
+
+    /// [`DeviceMemory::copy`], with the source's and the destination's [`SlotHint`].
+    pub fn copy_hinted(
+        &self,
+        hints: &mut [SlotHint; 2],
+        src: DeviceAddr,
+        dst: DeviceAddr,
+        len: u64,
+    ) -> Result<(), MemFault> {
         if len == 0 {
             return Ok(());
         }
-        let (s_slot, s_off) = self.locate_or_fault(src, len)?;
-        let (d_slot, d_off) = self.locate_or_fault(dst, len)?;
+        let [sh, dh] = hints;
+        let (s_slot, s_off) = self.locate_hinted_or_fault(sh, src, len)?;
+        let (d_slot, d_off) = self.locate_hinted_or_fault(dh, dst, len)?;
         self.check_poison(src, len)?;
         let n = len as usize;
         let unmapped = MemFault::Unmapped { addr: dst, len };
@@ -671,10 +736,22 @@ impl DeviceMemory {
         dst: OnChipAddr,
         len: u64,
     ) -> Result<(), MemFault> {
+        self.copy_to_onchip_hinted(&mut SlotHint::default(), src, onchip, dst, len)
+    }
+
+    /// [`DeviceMemory::copy_to_onchip`], with the source's [`SlotHint`].
+    pub fn copy_to_onchip_hinted(
+        &self,
+        hint: &mut SlotHint,
+        src: DeviceAddr,
+        onchip: &mut OnChip,
+        dst: OnChipAddr,
+        len: u64,
+    ) -> Result<(), MemFault> {
         if len == 0 {
             return Ok(());
         }
-        let (slot, off) = self.locate_or_fault(src, len)?;
+        let (slot, off) = self.locate_hinted_or_fault(hint, src, len)?;
         self.check_poison(src, len)?;
         let unmapped = MemFault::Unmapped { addr: src, len };
         let chunk = self.table.slot(slot).ok_or(unmapped)?;
@@ -690,10 +767,22 @@ impl DeviceMemory {
         dst: DeviceAddr,
         len: u64,
     ) -> Result<(), MemFault> {
+        self.copy_from_onchip_hinted(&mut SlotHint::default(), onchip, src, dst, len)
+    }
+
+    /// [`DeviceMemory::copy_from_onchip`], with the destination's [`SlotHint`].
+    pub fn copy_from_onchip_hinted(
+        &self,
+        hint: &mut SlotHint,
+        onchip: &OnChip,
+        src: OnChipAddr,
+        dst: DeviceAddr,
+        len: u64,
+    ) -> Result<(), MemFault> {
         if len == 0 {
             return Ok(());
         }
-        let (slot, off) = self.locate_or_fault(dst, len)?;
+        let (slot, off) = self.locate_hinted_or_fault(hint, dst, len)?;
         let s = onchip.slice(src.space, src.partition, src.offset, len)?;
         let unmapped = MemFault::Unmapped { addr: dst, len };
         let chunk = self.table.slot(slot).ok_or(unmapped)?;

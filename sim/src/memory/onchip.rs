@@ -232,7 +232,7 @@ impl OnChip {
     ) -> Result<&[u8], MemFault> {
         let at = OnChipAddr::new(space, partition, offset);
         let r = self.range(at, len)?;
-        self.space(space).get(r).ok_or(self.fault(at, len))
+        self.space(space).get(r).ok_or_else(|| self.fault(at, len))
     }
 
     /// The `len` bytes at byte `offset` of `partition` of `space`, mutably.

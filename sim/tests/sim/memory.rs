@@ -8,7 +8,9 @@ use std::sync::{Barrier, Mutex};
 use nrt_hal::abi::MemAllocCategory;
 use nrt_hal::hal::{AllocRequest, CoreMemUsage, MemLocation};
 use nrt_hal::{DeviceAddr, HalError, MemHandle, NcIndex, Target};
-use nrt_sim::memory::{DeviceMemory, MemFault, MemoryConfig, OnChip, OnChipAddr, OnChipSpace};
+use nrt_sim::memory::{
+    DeviceMemory, MemFault, MemoryConfig, OnChip, OnChipAddr, OnChipSpace, SlotHint,
+};
 use proptest::prelude::*;
 
 const KIB: u64 = 1 << 10;
@@ -997,4 +999,36 @@ fn onchip_committed_bytes_follow_dma_writes() {
     let mut got = [0u8; 64];
     oc.read(OnChipSpace::Sbuf, 7, 100, &mut got).unwrap();
     assert_eq!(got, [9u8; 64]);
+}
+
+#[test]
+fn a_slot_hint_is_only_a_guess_checked_on_use() {
+    let mut m = mem(Target::Trn1);
+    let (a, pa_a) = alloc_pa(&mut m, req(0, dev(0), 4 * KIB));
+    let (_b, pa_b) = alloc_pa(&mut m, req(0, dev(0), 4 * KIB));
+    m.write(DeviceAddr::new(pa_a), &[1; 16]).unwrap();
+    m.write(DeviceAddr::new(pa_b), &[2; 16]).unwrap();
+    let mut hint = SlotHint::default();
+    let mut buf = [0u8; 16];
+    // A hint that names another allocation (or nothing) still finds the right one.
+    for (addr, v) in [(pa_a, 1), (pa_b, 2), (pa_b, 2), (pa_a, 1)] {
+        m.read_hinted(&mut hint, DeviceAddr::new(addr), &mut buf)
+            .unwrap();
+        assert_eq!(buf, [v; 16]);
+    }
+    // Freed under the hint: unmapped, then the reused slot's new allocation.
+    m.free(a).unwrap();
+    assert!(matches!(
+        m.read_hinted(&mut hint, DeviceAddr::new(pa_a), &mut buf),
+        Err(MemFault::Unmapped { .. })
+    ));
+    let (_c, pa_c) = alloc_pa(&mut m, req(0, dev(0), 8 * KIB));
+    m.write(DeviceAddr::new(pa_c + 4 * KIB), &[3; 16]).unwrap();
+    m.read_hinted(&mut hint, DeviceAddr::new(pa_c + 4 * KIB), &mut buf)
+        .unwrap();
+    assert_eq!(buf, [3; 16]);
+    // A range running past the hinted allocation's end is not served from it.
+    assert!(m
+        .read_hinted(&mut hint, DeviceAddr::new(pa_c + 8 * KIB - 8), &mut buf)
+        .is_err());
 }
