@@ -125,7 +125,7 @@ pub(crate) fn alu_inline(op: AluOp, a: f32, b: f32) -> f32 {
         AluOp::Abs => a.abs(),
         AluOp::Square => a * a,
         AluOp::Relu => {
-            if a > 0.0 || a.is_nan() {
+            if (a > 0.0) | a.is_nan() {
                 a
             } else {
                 0.0
