@@ -47,6 +47,9 @@
 //! **All inputs are read before any output is written**, so in-place and overlapping tiles
 //! are well defined: the result is as if the inputs had been copied first. If an output
 //! pattern names the same byte twice (a zero step), the later element in element order wins.
+//! (The element-wise instructions stream row-contiguous operands a chunk of a partition at a
+//! time only where that cannot be told apart: each input is the output element for element or
+//! shares no byte with it.)
 //!
 //! # Semantics (docs/isa.md §3)
 //!
