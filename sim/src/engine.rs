@@ -3,11 +3,11 @@
 //!
 //! An engine started by the sequencer fetches 64-byte records from device memory at its
 //! program counter, decodes them (a record fetched again, unchanged, at the same place and
-//! instruction index reuses its earlier decoding), and executes them in order: compute instructions through
-//! [`crate::compute`], `Write` through the device's one store path (how an engine starts a DMA
-//! or pokes an event), semaphore and event waits and signals, and `End`, which retires the
-//! engine for this execution. A wait that does not hold parks the engine until a store changes
-//! the semaphore or event.
+//! instruction index reuses its earlier decoding), and executes them in order: compute
+//! instructions through [`crate::compute`], `Write` through the device's one store path (how an
+//! engine starts a DMA or pokes an event), semaphore and event waits and signals, and `End`,
+//! which retires the engine for this execution. A wait that does not hold parks the engine
+//! until a store changes the semaphore or event.
 //!
 //! Anything the engine cannot execute — an undecodable or unknown record (including real
 //! Neuron opcodes this platform does not implement), a pseudo-instruction the runtime did not

@@ -238,12 +238,17 @@ mod tests {
         assert!(s.peek().is_none());
     }
 
-    #[test]
-    fn keys_sort_as_wakes_do() {
-        let units: Vec<Unit> = std::iter::once(Unit::Sequencer)
+    /// Every unit of a core: its sequencer, its engines and 16 DMA engines.
+    fn all_units() -> Vec<Unit> {
+        std::iter::once(Unit::Sequencer)
             .chain(EngineKind::ALL.into_iter().map(Unit::Engine))
             .chain((0..16).map(Unit::Dma))
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn keys_sort_as_wakes_do() {
+        let units = all_units();
         let s = Scheduler::new(2, 2);
         let mut wakes = Vec::new();
         for time in [0, 1, u64::MAX] {
@@ -268,10 +273,7 @@ mod tests {
     fn pops_the_earliest_pending_wake_of_a_reference_model() {
         // Random schedules, pops and core cancels against the plain definition: each unit's
         // earliest requested time since it last ran, popped in (time, core, unit) order.
-        let units: Vec<Unit> = std::iter::once(Unit::Sequencer)
-            .chain(EngineKind::ALL.into_iter().map(Unit::Engine))
-            .chain((0..16).map(Unit::Dma))
-            .collect();
+        let units = all_units();
         let mut rng = crate::rng::SplitMix64::new(7);
         let mut s = Scheduler::new(1, 3);
         let mut model: std::collections::BTreeMap<(u32, Unit), u64> = Default::default();
