@@ -2,7 +2,7 @@
 //! vars, queue sets, DMA blocks and instructions per engine — as text or one JSON object.
 //! It runs load stages S1–S3 only (no device).
 
-use nrt_emu::hal::isa::neuron::{decode_any, Encoding, NeuronOpcode};
+use nrt_emu::hal::isa::neuron::{decode_any, Decoded, Encoding, NeuronInstr};
 use nrt_emu::hal::Target;
 use nrt_emu::runtime::kbin::build::{build_model, BuildOptions};
 use nrt_emu::runtime::kbin::{KelfModel, VarKind};
@@ -131,14 +131,19 @@ fn subgraph_json(k: &nrt_emu::runtime::kbin::Kbin) -> Value {
             let mut by_name: std::collections::BTreeMap<&str, usize> = Default::default();
             let mut unknown = 0;
             for r in &e.records {
-                match decode_any(r) {
-                    Ok(d) if d.encoding == Encoding::Neuron => {
-                        let n = NeuronOpcode::from_byte(r.opcode()).map_or("?", NeuronOpcode::name);
-                        *by_name.entry(n).or_default() += 1;
+                let decoded = match k.encoding {
+                    Encoding::Neuron => NeuronInstr::decode(r).map(Decoded::Neuron).map_err(|_| ()),
+                    Encoding::Platform => decode_any(r).map_err(|_| ()),
+                };
+                let name = match decoded {
+                    Ok(Decoded::Neuron(n)) => n.opcode().name(),
+                    Ok(Decoded::Platform(i)) => i.opcode().mnemonic(),
+                    Err(()) => {
+                        unknown += 1;
+                        continue;
                     }
-                    Ok(d) => *by_name.entry(d.instr.opcode().mnemonic()).or_default() += 1,
-                    Err(_) => unknown += 1,
-                }
+                };
+                *by_name.entry(name).or_default() += 1;
             }
             json!({"engine": e.engine.name(), "bin": e.bin_member, "instructions": e.records.len(),
                    "unknown_opcodes": unknown, "dma_blocks": e.dma_blocks.len(), "by_name": by_name})

@@ -54,10 +54,14 @@
 //! | Notify | 6 | engine | – | yes | value | – | instruction index |
 //! | Overflow | 7 | – | – | – | lost count | – | – |
 //! | Deadlock | 8 | engine | – | yes | semaphore | its value | instruction index (low 32 bits) and the awaited value (high 32 bits) |
+//! | DgeError | 9 | engine | – | yes | [`DmaFault`] | instruction index | address |
 //!
 //! `Deadlock` is written once per engine stuck on a wait when nothing on the core can change
 //! any semaphore again (no engine can run, no DMA is pending); the execution then completes
 //! as faulted.
+//!
+//! `DgeError` is a DMA an engine issued itself (`dma.direct`, a relocated Neuron `0xD4`) that
+//! failed: an address outside its var, or outside memory.
 //!
 //! `Overflow` is the *producer* reporting that it dropped `lost` notifications it could not
 //! write; a reader that is lapped detects its own loss from the sequence numbers instead
@@ -172,11 +176,13 @@ pub enum NotificationKind {
     Overflow = 7,
     /// An engine waits on a semaphore nothing can change any more.
     Deadlock = 8,
+    /// A DMA an engine issued itself failed.
+    DgeError = 9,
 }
 
 impl NotificationKind {
     /// Every kind, in value order.
-    pub const ALL: [NotificationKind; 8] = [
+    pub const ALL: [NotificationKind; 9] = [
         NotificationKind::Completion,
         NotificationKind::ExecError,
         NotificationKind::DmaError,
@@ -185,6 +191,7 @@ impl NotificationKind {
         NotificationKind::Notify,
         NotificationKind::Overflow,
         NotificationKind::Deadlock,
+        NotificationKind::DgeError,
     ];
 
     /// The kind with wire value `v`.
@@ -237,11 +244,13 @@ pub enum DmaFault {
     RingOverrun = 6,
     /// The queue was kicked but has no ring (not initialised, or reset).
     NoRing = 7,
+    /// An engine-issued DMA addresses bytes outside its var.
+    OutOfBounds = 8,
 }
 
 impl DmaFault {
     /// Every fault.
-    pub const ALL: [DmaFault; 7] = [
+    pub const ALL: [DmaFault; 8] = [
         DmaFault::RingIdMismatch,
         DmaFault::AddressFault,
         DmaFault::Aborted,
@@ -249,6 +258,7 @@ impl DmaFault {
         DmaFault::BadDescriptor,
         DmaFault::RingOverrun,
         DmaFault::NoRing,
+        DmaFault::OutOfBounds,
     ];
 
     /// The fault with wire code `c`.
@@ -354,6 +364,22 @@ pub enum Notification {
         value: i32,
         /// The value the wait needs (`sem ≥ awaited`).
         awaited: u32,
+    },
+    /// A DMA that `engine` of `core` issued (instruction `instruction_index`) failed with
+    /// `fault` at `address`.
+    DgeError {
+        /// The core.
+        core: NcIndex,
+        /// The issuing engine.
+        engine: EngineKind,
+        /// The execution.
+        compute_idx: u64,
+        /// Index of the issuing instruction in the engine's stream (as fetched).
+        instruction_index: u32,
+        /// Why.
+        fault: DmaFault,
+        /// The first offending address (or the slot, when the slot itself is bad).
+        address: DeviceAddr,
     },
     /// The producer dropped `lost` notifications of `core`.
     Overflow {
@@ -472,6 +498,7 @@ impl Notification {
             Notification::Notify { .. } => NotificationKind::Notify,
             Notification::Overflow { .. } => NotificationKind::Overflow,
             Notification::Deadlock { .. } => NotificationKind::Deadlock,
+            Notification::DgeError { .. } => NotificationKind::DgeError,
         }
     }
 
@@ -485,7 +512,8 @@ impl Notification {
             | Notification::NanProduced { core, .. }
             | Notification::Notify { core, .. }
             | Notification::Overflow { core, .. }
-            | Notification::Deadlock { core, .. } => core,
+            | Notification::Deadlock { core, .. }
+            | Notification::DgeError { core, .. } => core,
         }
     }
 
@@ -498,7 +526,8 @@ impl Notification {
             | Notification::HbmUncorrectable { compute_idx, .. }
             | Notification::NanProduced { compute_idx, .. }
             | Notification::Notify { compute_idx, .. }
-            | Notification::Deadlock { compute_idx, .. } => Some(compute_idx),
+            | Notification::Deadlock { compute_idx, .. }
+            | Notification::DgeError { compute_idx, .. } => Some(compute_idx),
             Notification::Overflow { .. } => None,
         }
     }
@@ -582,6 +611,18 @@ impl Notification {
                 e.detail = value as u32;
                 e.aux = u64::from(instruction_index) | u64::from(awaited) << 32;
             }
+            Notification::DgeError {
+                engine,
+                instruction_index,
+                fault,
+                address,
+                ..
+            } => {
+                e.unit = engine as u8;
+                e.code = fault as u32;
+                e.detail = instruction_index;
+                e.aux = address.raw();
+            }
         }
         Ok(e)
     }
@@ -651,6 +692,15 @@ impl Notification {
                 sem: e.code,
                 value: e.detail as i32,
                 awaited: (e.aux >> 32) as u32,
+            },
+            NotificationKind::DgeError => Notification::DgeError {
+                core,
+                engine: engine_of(kind, e.unit)?,
+                compute_idx,
+                instruction_index: e.detail,
+                fault: DmaFault::from_code(e.code)
+                    .ok_or(NqError::UnknownFault { kind, code: e.code })?,
+                address: DeviceAddr::new(e.aux),
             },
         })
     }

@@ -34,6 +34,8 @@ pub struct TimingConfig {
     pub act_dve_table_load_cycles: u64,
     /// Sequencer cost to retire an execution (completion semaphore, notification entry).
     pub seq_complete_cycles: u64,
+    /// Fixed cost of a DMA an engine issues itself (descriptor generation, completion).
+    pub dge_issue_cycles: u64,
 }
 
 impl Default for TimingConfig {
@@ -45,6 +47,7 @@ impl Default for TimingConfig {
             seq_config_reload_cycles: 2_000,
             act_dve_table_load_cycles: 6_000,
             seq_complete_cycles: 100,
+            dge_issue_cycles: 256,
         }
     }
 }

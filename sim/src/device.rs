@@ -98,6 +98,8 @@ pub(crate) struct Core {
     pub profile: crate::profile::ExecProfile,
     /// The core's SBUF and PSUM.
     pub onchip: OnChip,
+    /// DMAs the core's engines issued themselves.
+    pub dge: crate::dge::Dge,
 }
 
 impl Core {
@@ -116,6 +118,7 @@ impl Core {
             profile: Default::default(),
             dropped_notifications: 0,
             onchip: OnChip::new(target),
+            dge: Default::default(),
         }
     }
 }
@@ -534,6 +537,7 @@ impl Domain {
             Unit::Sequencer => self.seq_step(nc),
             Unit::Engine(e) => self.engine_step(nc, e),
             Unit::Dma(d) => self.dma_step(nc, d),
+            Unit::Dge => self.dge_step(nc),
         }
         true
     }

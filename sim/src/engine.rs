@@ -19,7 +19,7 @@
 //! Timing: compute instructions cost [`crate::compute::cost`] cycles of the engine's clock,
 //! converted to device cycles; control instructions cost `sync_instruction_cycles`.
 
-use nrt_hal::isa::neuron::{check_pe_pair, decode_any, AnyDecodeError, Decoded, Encoding};
+use nrt_hal::isa::neuron::{check_pe_pair, decode_any, AnyDecodeError, Decoded, NeuronInstr, Sync};
 use nrt_hal::isa::{Instruction, Record, SemCmp, SemOp, RECORD_SIZE};
 use nrt_hal::notify::{ExecFault, Notification};
 use nrt_hal::target::SemWindow;
@@ -76,14 +76,75 @@ pub(crate) struct EngineUnit {
     pub prev: Option<Record>,
     /// Records decoded so far, by instruction index (see [`EngineUnit::decode`]).
     decoded: Vec<Option<DecodedRecord>>,
+    /// The register file (Neuron register instructions, register-addressed DMAs): zeroed to
+    /// [`REGISTERS`](nrt_hal::isa::neuron::REGISTERS) values when the engine starts.
+    pub registers: Vec<u32>,
 }
 
-/// A record the engine decoded: where, its bytes, and what they decode to.
+/// A record the engine decoded: where, its bytes, and what it executes.
 #[derive(Debug)]
 struct DecodedRecord {
     pc: u64,
     record: Record,
-    decoded: Decoded,
+    decoded: Executable,
+}
+
+/// What a record executes: its sync block and its operation, the Neuron encoding's records
+/// already mapped onto the shared model where their row has a model.
+#[derive(Debug, Clone)]
+pub(crate) struct Executable {
+    /// Waits before, signal after (none for platform records).
+    pub sync: Sync,
+    /// Whether the record is of the Neuron encoding (its MATMULs pair with their LDWEIGHTS).
+    pub neuron: bool,
+    /// The operation.
+    pub op: Operation,
+}
+
+/// The operation of an [`Executable`].
+#[derive(Debug, Clone)]
+pub(crate) enum Operation {
+    /// An instruction of the shared model.
+    Model(Instruction),
+    /// A Neuron record with semantics of its own ([`crate::neuron`]).
+    Native(NeuronInstr),
+}
+
+/// Why a record cannot execute on an engine.
+#[derive(Debug)]
+enum Refusal {
+    /// It does not decode.
+    Decode(AnyDecodeError),
+    /// Its model form is invalid.
+    Model,
+    /// The engine does not run its opcode.
+    Engine,
+}
+
+impl Executable {
+    fn from_record(record: &Record, engine: EngineKind) -> Result<Executable, Refusal> {
+        match decode_any(record).map_err(Refusal::Decode)? {
+            Decoded::Platform(i) => Ok(Executable {
+                sync: Sync::NONE,
+                neuron: false,
+                op: Operation::Model(i),
+            }),
+            Decoded::Neuron(n) => {
+                if !n.opcode().runs_on(engine) {
+                    return Err(Refusal::Engine);
+                }
+                let op = match n.model() {
+                    Some(m) => Operation::Model(m.map_err(|_| Refusal::Model)?),
+                    None => Operation::Native(n.clone()),
+                };
+                Ok(Executable {
+                    sync: n.sync(),
+                    neuron: true,
+                    op,
+                })
+            }
+        }
+    }
 }
 
 /// Instruction indices whose decoding an engine keeps (a stream's first records; the rest are
@@ -95,14 +156,19 @@ impl EngineUnit {
     /// function of the bytes, so a record fetched again at the same place with the same bytes
     /// (the same program executed again) reuses the earlier result; a changed record is
     /// decoded afresh. Records that fail to decode are not kept.
-    fn decode(&mut self, pc: u64, record: &Record) -> Result<Decoded, AnyDecodeError> {
+    fn decode(
+        &mut self,
+        pc: u64,
+        record: &Record,
+        engine: EngineKind,
+    ) -> Result<Executable, Refusal> {
         let i = self.index as usize;
         if let Some(Some(c)) = self.decoded.get(i) {
             if c.pc == pc && c.record == *record {
                 return Ok(c.decoded.clone());
             }
         }
-        let decoded = decode_any(record)?;
+        let decoded = Executable::from_record(record, engine)?;
         if i < DECODED_RECORDS {
             if self.decoded.len() <= i {
                 self.decoded.resize_with(i + 1, || None);
@@ -124,6 +190,9 @@ impl EngineUnit {
         self.nan_reported = false;
         self.pending_signal = None;
         self.prev = None;
+        self.registers.clear();
+        self.registers
+            .resize(nrt_hal::isa::neuron::REGISTERS as usize, 0);
     }
 }
 
@@ -320,15 +389,12 @@ impl Domain {
         let rec = Record(raw);
         let opcode = u32::from(raw[0]);
         let d = self.cores[nc].engines[kind.index()]
-            .decode(pc.raw(), &rec)
-            .map_err(|e| {
-                if e.is_unknown_opcode() {
-                    (ExecFault::UnknownOpcode, opcode)
-                } else {
-                    (ExecFault::Malformed, opcode)
-                }
+            .decode(pc.raw(), &rec, kind)
+            .map_err(|e| match e {
+                Refusal::Decode(e) if e.is_unknown_opcode() => (ExecFault::UnknownOpcode, opcode),
+                _ => (ExecFault::Malformed, opcode),
             })?;
-        if d.encoding == Encoding::Neuron {
+        if d.neuron {
             let unit = &self.cores[nc].engines[kind.index()];
             check_pe_pair(unit.prev.as_ref(), &rec).map_err(|_| (ExecFault::Malformed, opcode))?;
         }
@@ -351,7 +417,10 @@ impl Domain {
         if d.sync.signal.is_some_and(|s| s.0 >= sems) {
             return Err((ExecFault::OutOfBounds, opcode));
         }
-        let step = self.engine_instruction(nc, kind, &d.instr, opcode)?;
+        let step = match &d.op {
+            Operation::Model(i) => self.engine_instruction(nc, kind, i, opcode)?,
+            Operation::Native(n) => Step::Next(self.engine_native(nc, kind, n, opcode)?),
+        };
         let unit = &mut self.cores[nc].engines[kind.index()];
         unit.pending_signal = d.sync.signal;
         unit.prev = Some(rec);
@@ -426,6 +495,32 @@ impl Domain {
                 }
             }
             Instruction::End => Step::Retire,
+            Instruction::DmaDirect {
+                sem,
+                increment,
+                src_dtype,
+                dst_dtype,
+                src,
+                dst,
+                src_pattern,
+                dst_pattern,
+                src_elem_size,
+                dst_elem_size,
+            } => {
+                if sem.0 >= spec.semaphores_per_core {
+                    return Err((ExecFault::OutOfBounds, opcode));
+                }
+                let r = crate::dge::Request {
+                    sem,
+                    increment: u32::from(increment),
+                    src: (src, src_pattern, src_elem_size, src_dtype),
+                    dst: (dst, dst_pattern, dst_elem_size, dst_dtype),
+                };
+                let index = self.cores[nc].engines[kind.index()].index as u32;
+                let now = self.now;
+                self.dge_issue(nc, kind, index, now, &r);
+                Step::Next(sync)
+            }
             ref i if i.is_pseudo() => return Err((ExecFault::Malformed, opcode)),
             ref i => Step::Next(self.engine_compute(nc, kind, i, opcode)?),
         };
@@ -454,7 +549,7 @@ impl Domain {
                 psum_partition_bytes: spec.psum.partition_bytes as usize,
             };
             let outcome = compute::execute(i, kind, &mut view, &mut unit.compute)
-                .map_err(|e| (classify_compute_error(&e), opcode))?;
+                .map_err(|e| (compute::classify(&e), opcode))?;
             let first_nan = outcome.produced_nan && !unit.nan_reported;
             unit.nan_reported |= outcome.produced_nan;
             core.profile.pe_macs += outcome.pe_macs;
@@ -528,13 +623,6 @@ impl Domain {
     }
 }
 
-fn classify_compute_error(e: &compute::ComputeError) -> ExecFault {
-    match e {
-        compute::ComputeError::OutOfBounds { .. } => ExecFault::OutOfBounds,
-        _ => ExecFault::Malformed,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -544,7 +632,14 @@ mod tests {
         let nop = Instruction::Nop.encode().unwrap();
         let end = Instruction::End.encode().unwrap();
         let mut unit = EngineUnit::default();
-        let at = |unit: &mut EngineUnit, pc: u64, r: &Record| unit.decode(pc, r).map(|d| d.instr);
+        let at =
+            |unit: &mut EngineUnit, pc: u64, r: &Record| match unit.decode(pc, r, EngineKind::Pe) {
+                Ok(Executable {
+                    op: Operation::Model(i),
+                    ..
+                }) => Ok(i),
+                _ => Err(()),
+            };
         assert_eq!(at(&mut unit, 0x1000, &nop), Ok(Instruction::Nop));
         assert_eq!(at(&mut unit, 0x1000, &nop), Ok(Instruction::Nop));
         // Same index and place, new bytes (the program was rewritten).
@@ -553,8 +648,8 @@ mod tests {
         assert_eq!(at(&mut unit, 0x2000, &nop), Ok(Instruction::Nop));
         // A record that does not decode fails every time and leaves the cache as it was.
         let bad = Record([0xFF; RECORD_SIZE]);
-        assert!(unit.decode(0x2000, &bad).is_err());
-        assert!(unit.decode(0x2000, &bad).is_err());
+        assert!(unit.decode(0x2000, &bad, EngineKind::Pe).is_err());
+        assert!(unit.decode(0x2000, &bad, EngineKind::Pe).is_err());
         assert_eq!(at(&mut unit, 0x2000, &nop), Ok(Instruction::Nop));
         unit.index = 1;
         assert_eq!(at(&mut unit, 0x2040, &end), Ok(Instruction::End));

@@ -13,6 +13,8 @@
 //! | `device` | device state, the one store/load path through the MMIO decoder, notifications |
 //! | `dma` | DMA engines and queues, descriptor processing and DMA timing |
 //! | `engine` | the five engines' instruction streams |
+//! | `neuron` | the Neuron records with semantics of their own (registers, affine select) |
+//! | `dge` | the DMAs engines issue themselves (`dma.direct`) |
 //! | `sequencer` | doorbell → execution → completion |
 //! | `sched` | the discrete-event scheduler |
 //! | [`timeline`] | spans and Chrome/Perfetto export |
@@ -35,10 +37,12 @@
 pub mod compute;
 mod config;
 mod device;
+mod dge;
 mod dma;
 mod engine;
 pub mod faults;
 pub mod memory;
+mod neuron;
 pub mod profile;
 pub mod rng;
 mod sched;

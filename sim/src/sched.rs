@@ -16,6 +16,8 @@ pub(crate) enum Unit {
     Engine(EngineKind),
     /// A DMA engine (local index).
     Dma(u32),
+    /// The DMAs the core's engines issue themselves ([`crate::dge`]).
+    Dge,
 }
 
 impl Unit {
@@ -25,6 +27,7 @@ impl Unit {
             Unit::Sequencer => 0,
             Unit::Engine(e) => 1 + e.index(),
             Unit::Dma(d) => 6 + d as usize,
+            Unit::Dge => DGE_SLOT,
         }
     }
 
@@ -33,13 +36,17 @@ impl Unit {
         match slot {
             0 => Unit::Sequencer,
             1..=5 => Unit::Engine(EngineKind::ALL[slot - 1]),
+            DGE_SLOT => Unit::Dge,
             _ => Unit::Dma((slot - 6) as u32),
         }
     }
 }
 
-/// Units per core: sequencer, 5 engines, 16 DMA engines.
-const UNITS_PER_CORE: usize = 6 + 16;
+/// The slot of [`Unit::Dge`]: after the sequencer, 5 engines and 16 DMA engines.
+const DGE_SLOT: usize = 6 + 16;
+
+/// Units per core: sequencer, 5 engines, 16 DMA engines, the engine-issued DMAs.
+const UNITS_PER_CORE: usize = DGE_SLOT + 1;
 
 /// One pending wake-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

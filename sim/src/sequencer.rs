@@ -163,8 +163,21 @@ impl Domain {
     pub fn seq_engine_retired(&mut self, nc: NcIndex, t: u64) {
         let s = &mut self.cores[nc].seq;
         s.running = s.running.saturating_sub(1);
-        if s.running == 0 && s.phase == Phase::Running {
-            s.phase = Phase::Completing;
+        self.seq_maybe_complete(nc, t);
+    }
+
+    /// The engine-issued DMAs of `nc` are all done: the execution may be complete.
+    pub fn seq_dge_drained(&mut self, nc: NcIndex) {
+        let now = self.now;
+        self.seq_maybe_complete(nc, now);
+    }
+
+    /// Starts completing the running execution at `t` once every engine has retired and no
+    /// engine-issued DMA is in flight.
+    fn seq_maybe_complete(&mut self, nc: NcIndex, t: u64) {
+        let core = &mut self.cores[nc];
+        if core.seq.running == 0 && core.seq.phase == Phase::Running && !core.dge.busy() {
+            core.seq.phase = Phase::Completing;
             let at = t + self.timing.seq_complete_cycles;
             self.sched.schedule(at, nc.0, Unit::Sequencer);
         }
@@ -179,6 +192,7 @@ impl Domain {
         s.faulted = true;
         s.phase = Phase::Completing;
         s.running = 0;
+        self.cores[nc].dge.clear();
         // Stop block-mode processing of the exec queue.
         let q = Self::exec_queue(nc);
         self.cores[nc].dma[q.engine.index()].queues[q.queue.index()].seq_block = false;

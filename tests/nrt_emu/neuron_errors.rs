@@ -25,7 +25,7 @@ fn broken_add(edit: impl Fn(&mut [u8; 64])) -> (ZooModel, Vec<u8>, usize, String
     let ops = &mut p.subgraphs[0].engines[EngineKind::Dve.index()].ops;
     let at = ops
         .iter()
-        .position(|o| matches!(o, Op::Neuron(n) if n.opcode == NeuronOpcode::TensorTensor))
+        .position(|o| matches!(o, Op::Neuron(n) if n.opcode() == NeuronOpcode::TensorTensor))
         .unwrap();
     let Op::Neuron(n) = &ops[at] else {
         unreachable!()
@@ -73,7 +73,7 @@ fn assert_names(msg: &str, parts: &[&str]) {
 #[test]
 fn an_unknown_opcode_names_engine_record_and_bytes() {
     let rt = runtime();
-    let (m, neff, at, hex) = broken_add(|b| b[0] = 0x43);
+    let (m, neff, at, hex) = broken_add(|b| b[0] = 0x44);
     let msg = failure(&rt, &m, &neff);
     assert_names(
         &msg,
@@ -81,8 +81,8 @@ fn an_unknown_opcode_names_engine_record_and_bytes() {
             "subgraph sg00",
             "engine DVE",
             &format!("NEFF instruction {at} "),
-            "opcode 0x43",
-            "unknown opcode 0x43",
+            "opcode 0x44",
+            "unknown opcode 0x44",
             &hex,
         ],
     );
@@ -155,7 +155,7 @@ fn a_block_triggered_twice_is_refused_at_load() {
     let ops = &mut p.subgraphs[0].engines[EngineKind::Sp.index()].ops;
     let at = ops
         .iter()
-        .position(|o| matches!(o, Op::Neuron(n) if n.opcode == NeuronOpcode::DmaTrigger))
+        .position(|o| matches!(o, Op::Neuron(n) if n.opcode() == NeuronOpcode::DmaTrigger))
         .unwrap();
     let again = ops[at].clone();
     ops.insert(at + 1, again);

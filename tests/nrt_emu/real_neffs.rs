@@ -431,16 +431,19 @@ fn disasm_and_inspect_name_real_instructions_and_operands() {
     let Some(bytes) = neff(TRANSPOSE) else { return };
     let neff = nrt_emu::runtime::neff::Neff::parse(&bytes, &Default::default()).unwrap();
     let pe = nrt_emu::hal::isa::disassemble(neff.member("sg00/PE.bin").unwrap());
-    assert!(pe.contains("0003: matmul.ld sbuf[p0:128 "), "{pe}");
-    assert!(pe.contains(" rev pass=first"), "{pe}");
-    assert!(pe.contains("; neuron 0x02 multiply_moving"), "{pe}");
+    // The profiler's names and operand syntax.
+    assert!(
+        pe.contains("0003: LDWEIGHTS S[8]>=16 fp32_mode=LOW transpose_mode=ENABLED src=fp32@0x"),
+        "{pe}"
+    );
+    assert!(
+        pe.contains("0004: MATMUL S[5]++@complete acc_flags=3 fp32_mode=LOW_HIGH"),
+        "{pe}"
+    );
     assert!(!pe.contains(".raw"), "every record decodes: {pe}");
     let path = folder().unwrap().join(format!("{TRANSPOSE}.neff"));
     let text = nrt_emu_on(&["inspect"], &path).stdout;
     assert!(text.contains("neuron encoding"), "{text}");
-    assert!(
-        text.contains("load_stationary 64, multiply_moving 64"),
-        "{text}"
-    );
+    assert!(text.contains("LDWEIGHTS 64, MATMUL 64"), "{text}");
     assert!(text.contains("(0 not executable here)"), "{text}");
 }

@@ -639,3 +639,20 @@ mod tests {
         assert_eq!(ShortOperand::from_word(s.to_word()), Ok(s));
     }
 }
+
+/// A `tensor_scalar` operand or an activation `scale`: an f32 immediate, or a `[P, 1]` vector
+/// in SBUF/PSUM (one value per partition, partition count taken from the main operand).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ScalarOperand {
+    /// The same value for every element.
+    Imm(f32),
+    /// One value per partition, read at the operand's offset in each partition.
+    Vector(ShortOperand),
+}
+
+impl ScalarOperand {
+    /// Whether this is a vector operand.
+    pub const fn is_vector(&self) -> bool {
+        matches!(self, ScalarOperand::Vector(_))
+    }
+}

@@ -30,164 +30,8 @@
 
 use core::fmt;
 
-use super::ap::AccessPattern;
 use super::codec::{hex, Record, RECORD_SIZE};
-use super::instr::Instruction;
-use super::instr::TensorOperand;
-use super::neuron::{decode_any, Encoding, NeuronOpcode, Sync};
-use super::ops::{MatmulPass, ReduceCmd, ScalarOperand};
-
-impl fmt::Display for ScalarOperand {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ScalarOperand::Imm(v) => write!(f, "{v:?}"),
-            ScalarOperand::Vector(s) => write!(f, "{s}"),
-        }
-    }
-}
-
-fn io(f: &mut fmt::Formatter<'_>, out: &AccessPattern, input: &AccessPattern) -> fmt::Result {
-    write!(f, " {out} <- {input}")
-}
-
-impl fmt::Display for Instruction {
-    // Longer than the ~120-line guideline on purpose: the disassembly table, one arm per
-    // instruction printing its operands in encoding order.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mn = self.opcode().mnemonic();
-        match self {
-            Instruction::StreamHeader | Instruction::End | Instruction::Nop => f.write_str(mn),
-            Instruction::PseudoDmaTrigger { queue, block_id } => {
-                write!(f, "{mn} {queue} block={block_id}")
-            }
-            Instruction::Write { addr, value } => write!(f, "{mn} [{addr}] <- {value:#x}"),
-            Instruction::SemWait { sem, cmp, value } => {
-                write!(f, "{mn} {sem} {} {value}", cmp.symbol())
-            }
-            Instruction::SemSignal { sem, op, value } => {
-                write!(f, "{mn} {sem} {} {value}", op.symbol())
-            }
-            Instruction::EventSet { event, value } => {
-                write!(f, "{mn} {event} = {}", u8::from(*value))
-            }
-            Instruction::EventWait { event, value } => {
-                write!(f, "{mn} {event} == {}", u8::from(*value))
-            }
-            Instruction::MatmulLoadStationary {
-                stationary,
-                reversed,
-                pass,
-            } => {
-                write!(f, "{mn} {stationary}")?;
-                if *reversed {
-                    f.write_str(" rev")?;
-                }
-                if *pass != MatmulPass::Single {
-                    write!(f, " pass={pass}")?;
-                }
-                Ok(())
-            }
-            Instruction::MatmulMoving {
-                dst,
-                moving,
-                accumulate,
-            } => {
-                f.write_str(mn)?;
-                io(f, dst, moving)?;
-                if *accumulate {
-                    f.write_str(" acc")?;
-                }
-                Ok(())
-            }
-            Instruction::Activation {
-                func,
-                out,
-                input,
-                scale,
-                bias,
-                reduce,
-            } => {
-                write!(f, "{mn}.{func}")?;
-                io(f, out, input)?;
-                write!(f, " scale={scale}")?;
-                if let Some(b) = bias {
-                    write!(f, " bias={b}")?;
-                }
-                if *reduce != ReduceCmd::Idle {
-                    write!(f, " reduce={reduce}")?;
-                }
-                Ok(())
-            }
-            Instruction::TensorTensor { op, out, in0, in1 } => {
-                write!(f, "{mn}.{op}")?;
-                io(f, out, in0)?;
-                match in1 {
-                    TensorOperand::Borrowed(s) => write!(f, ", {s}"),
-                    TensorOperand::Pattern(p) => write!(f, ", {p}"),
-                }
-            }
-            Instruction::TensorScalar {
-                out,
-                input,
-                op0,
-                operand0,
-                reverse0,
-                op1,
-                operand1,
-                reverse1,
-            } => {
-                let stage0 = if *reverse0 {
-                    format!("({operand0} {op0} {input})")
-                } else {
-                    format!("({input} {op0} {operand0})")
-                };
-                if *reverse1 {
-                    write!(f, "{mn} {out} <- {operand1} {op1} {stage0}")
-                } else {
-                    write!(f, "{mn} {out} <- {stage0} {op1} {operand1}")
-                }
-            }
-            Instruction::TensorCopy { out, input } | Instruction::Transpose { out, input } => {
-                f.write_str(mn)?;
-                io(f, out, input)
-            }
-            Instruction::TensorReduce {
-                op,
-                out,
-                input,
-                axes,
-                negate,
-            } => {
-                write!(f, "{mn}.{op}")?;
-                io(f, out, input)?;
-                write!(f, " axes={axes}")?;
-                if *negate {
-                    f.write_str(" neg")?;
-                }
-                Ok(())
-            }
-            Instruction::Memset { out, value } => write!(f, "{mn} {out} <- {value:?}"),
-            Instruction::Iota {
-                out,
-                offset,
-                channel_multiplier,
-                pattern,
-            } => write!(
-                f,
-                "{mn} {out} <- {offset} + {channel_multiplier}*p + {pattern}"
-            ),
-            Instruction::PseudoWriteVar {
-                var_id,
-                offset,
-                value,
-            } => write!(f, "{mn} [var{var_id}+{offset:#x}] <- {value:#x}"),
-            Instruction::PseudoBarrier { sem, count } => write!(f, "{mn} {sem} count={count}"),
-            Instruction::PseudoMarker { id, label } => {
-                write!(f, "{mn} {id} {:?}", label.as_str())
-            }
-        }
-    }
-}
+use super::neuron::{decode_any, Decoded, Names, NeuronInstr, Sync};
 
 impl fmt::Display for Sync {
     /// ` wait sem9>=16 wait sem4>=2 signal sem6`, each part only when present.
@@ -202,23 +46,31 @@ impl fmt::Display for Sync {
     }
 }
 
+/// A Neuron record as a line: its profiler name, then its operands as the profiler writes them
+/// (with `names` from the NEFF), trimmed.
+fn neuron_line(n: &NeuronInstr, names: &Names) -> String {
+    let ops = n.render(names);
+    let ops = ops.trim();
+    if ops.is_empty() {
+        n.opcode().name().to_string()
+    } else {
+        format!("{} {ops}", n.opcode().name())
+    }
+}
+
+fn raw_line(record: &Record, e: &dyn fmt::Display) -> String {
+    format!(".raw {:#04x} {}  ; {e}", record.opcode(), record.to_hex())
+}
+
 /// One record as a line of disassembly (without index); undecodable records print as `.raw`.
-/// A record of the Neuron encoding prints its instruction in the shared syntax, its sync block,
-/// and the Neuron opcode after `;` (e.g. `tensor_tensor.add … wait sem9>=16 signal sem6  ;
-/// neuron 0x41 tensor_tensor`); the shared opcodes `0xB1`/`0xC1` print as platform records.
+/// A record of the Neuron encoding prints as the profiler names and renders it
+/// (`TENSOR_TENSOR S[9]>=16 S[6]++@complete op=ADD …`); the shared opcodes `0xB1`/`0xC1` print
+/// as platform records.
 pub fn disassemble_record(record: &Record) -> String {
     match decode_any(record) {
-        Ok(d) if d.encoding == Encoding::Neuron => {
-            let name = NeuronOpcode::from_byte(record.opcode()).map_or("?", NeuronOpcode::name);
-            format!(
-                "{}{}  ; neuron {:#04x} {name}",
-                d.instr,
-                d.sync,
-                record.opcode()
-            )
-        }
-        Ok(d) => d.instr.to_string(),
-        Err(e) => format!(".raw {:#04x} {}  ; {e}", record.opcode(), record.to_hex()),
+        Ok(Decoded::Neuron(n)) => neuron_line(&n, &Names::new()),
+        Ok(Decoded::Platform(i)) => i.to_string(),
+        Err(e) => raw_line(record, &e),
     }
 }
 
@@ -226,13 +78,26 @@ pub fn disassemble_record(record: &Record) -> String {
 /// index. Never fails: undecodable records print as `.raw`, and a trailing partial record as
 /// `.tail <hex>`.
 pub fn disassemble(bytes: &[u8]) -> String {
+    lines(bytes, disassemble_record)
+}
+
+/// Disassembles a stream of the Neuron encoding (every record, `0xB1` and `0xC1` included, in
+/// the profiler's terms), naming semaphores and vars from `names`.
+pub fn disassemble_neuron(bytes: &[u8], names: &Names) -> String {
+    lines(bytes, |r| match NeuronInstr::decode(r) {
+        Ok(n) => neuron_line(&n, names),
+        Err(e) => raw_line(r, &e),
+    })
+}
+
+fn lines(bytes: &[u8], line: impl Fn(&Record) -> String) -> String {
     let mut out = String::new();
     let chunks = bytes.chunks_exact(RECORD_SIZE);
     let tail = chunks.remainder();
     let mut n = 0;
     for (i, chunk) in chunks.enumerate() {
         if let Some(r) = Record::from_slice(chunk) {
-            out.push_str(&format!("{i:04}: {}\n", disassemble_record(&r)));
+            out.push_str(&format!("{i:04}: {}\n", line(&r)));
         }
         n = i + 1;
     }

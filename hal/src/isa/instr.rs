@@ -1,108 +1,29 @@
 //! The typed instruction set: [`Opcode`], [`Instruction`], which engine may run what, operand
 //! rules, and the load-time lowering of pseudo-instructions.
 
-use crate::addr::{AddrOverflow, DeviceAddr, EngineKind, EventId, SemaphoreId};
+use crate::addr::{AddrOverflow, DeviceAddr, EngineKind};
 
-use super::ap::{AccessPattern, IotaPattern, ShortOperand};
-use super::ops::{
-    ActivationFunc, AluOp, MarkerLabel, MatmulPass, MemSpace, QueueSetName, ReduceCmd,
-    ScalarOperand, SemCmp, SemOp,
-};
+use super::ap::{AccessPattern, ScalarOperand, ShortOperand};
+use super::ops::{AluOp, MemSpace, QueueSetName, SemCmp, SemOp};
 
-/// The opcodes real compiler output contains (docs/neff.md §9, ~420k records): exactly these.
+/// The opcodes of the 2.18/2.21 compilers' output (docs/neff.md §9, ~420k records); the
+/// current compilers add more, all in the Neuron table ([`is_real_neff_opcode`]).
 pub const REAL_NEFF_OPCODES: [u8; 14] = [
     0x01, 0x02, 0x21, 0x23, 0x41, 0x42, 0x46, 0x47, 0x49, 0xA0, 0xA4, 0xB1, 0xC1, 0xCC,
 ];
 
-/// Whether `byte` is an opcode seen in real NEFFs (whether or not this platform implements it).
+/// Whether `byte` is an opcode of real NEFFs: one of the Neuron encoding's table
+/// ([`NeuronOpcode`](super::neuron::NeuronOpcode)).
 pub fn is_real_neff_opcode(byte: u8) -> bool {
-    REAL_NEFF_OPCODES.contains(&byte)
+    super::neuron::NeuronOpcode::from_byte(byte).is_some()
 }
 
-macro_rules! opcodes {
-    ($( $(#[$doc:meta])* $var:ident = $code:literal => $mn:literal, )+) => {
-        /// The opcodes this platform implements (byte 0 of a record).
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        #[repr(u8)]
-        pub enum Opcode {
-            $( $(#[$doc])* $var = $code, )+
-        }
-
-        impl Opcode {
-            /// Every implemented opcode, in code order.
-            pub const ALL: &'static [Opcode] = &[ $( Opcode::$var, )+ ];
-
-            /// The opcode for byte 0 of a record; `None` for bytes this platform does not
-            /// implement (including the real NEFF opcodes other than `0xB1` and `0xC1`).
-            pub const fn from_byte(byte: u8) -> Option<Opcode> {
-                match byte {
-                    $( $code => Some(Opcode::$var), )+
-                    _ => None,
-                }
-            }
-
-            /// The disassembler's mnemonic.
-            pub const fn mnemonic(self) -> &'static str {
-                match self {
-                    $( Opcode::$var => $mn, )+
-                }
-            }
-        }
-    };
-}
-
-opcodes! {
-    /// `0xB1` (real): first record of every engine stream; all other bytes zero.
-    StreamHeader = 0xB1 => "header",
-    /// `0xC1` (real, pseudo): trigger a DMA block of a queue set; the runtime rewrites it
-    /// into a [`Opcode::Write`] to the assigned hardware queue's tail-increment register.
-    PseudoDmaTrigger = 0xC1 => "pseudo.dma_trigger",
-    /// `0xD0`: a 4-byte store to a device address.
-    Write = 0xD0 => "write",
-    /// `0xD1`: block until a semaphore satisfies a comparison.
-    SemWait = 0xD1 => "sem.wait",
-    /// `0xD2`: increment, decrement or set a semaphore.
-    SemSignal = 0xD2 => "sem.signal",
-    /// `0xD3`: set an event to 0 or 1.
-    EventSet = 0xD3 => "event.set",
-    /// `0xD4`: block until an event has a value.
-    EventWait = 0xD4 => "event.wait",
-    /// `0xD5`: end of the block; the engine retires.
-    End = 0xD5 => "end",
-    /// `0xD6`: no operation.
-    Nop = 0xD6 => "nop",
-    /// `0xE0`: LDWEIGHTS — load the stationary matmul operand into the PE array.
-    MatmulLoadStationary = 0xE0 => "matmul.ld",
-    /// `0xE1`: MATMUL — stream the moving operand through the PE array into PSUM.
-    MatmulMoving = 0xE1 => "matmul.mm",
-    /// `0xE2`: ACTIVATE — `out = f(in · scale + bias)`.
-    Activation = 0xE2 => "act",
-    /// `0xE3`: elementwise `op(in0, in1)`.
-    TensorTensor = 0xE3 => "tensor_tensor",
-    /// `0xE4`: `(in op0 operand0) op1 operand1`.
-    TensorScalar = 0xE4 => "tensor_scalar",
-    /// `0xE5`: copy with dtype cast.
-    TensorCopy = 0xE5 => "tensor_copy",
-    /// `0xE6`: reduce trailing free axes.
-    TensorReduce = 0xE6 => "tensor_reduce",
-    /// `0xE7`: fill with a constant.
-    Memset = 0xE7 => "memset",
-    /// `0xE8`: fill with an affine integer pattern.
-    Iota = 0xE8 => "iota",
-    /// `0xE9`: transpose a `[P, F]` tile into `[F, P]`.
-    Transpose = 0xE9 => "transpose",
-    /// `0xF0` (pseudo): a write to `var + offset`, relocated at load into [`Opcode::Write`].
-    PseudoWriteVar = 0xF0 => "pseudo.write_var",
-    /// `0xF1` (pseudo): a barrier, expanded at load into `SemSignal` + `SemWait`.
-    PseudoBarrier = 0xF1 => "pseudo.barrier",
-    /// `0xF2` (pseudo): a marker for tools, removed at load.
-    PseudoMarker = 0xF2 => "pseudo.marker",
-}
+pub use super::platform::{Instruction, Opcode};
 
 impl Opcode {
-    /// The byte stored at offset 0 of the record.
-    pub const fn byte(self) -> u8 {
-        self as u8
+    /// The disassembler's mnemonic.
+    pub const fn mnemonic(self) -> &'static str {
+        self.name()
     }
 
     /// Whether real NEFFs use this opcode with this meaning (`0xB1`, `0xC1`).
@@ -132,198 +53,6 @@ impl Opcode {
     pub const fn is_compute(self) -> bool {
         matches!(self.byte(), 0xE0..=0xE9)
     }
-}
-
-/// One decoded instruction. See the [module docs](super) for each variant's record layout.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Instruction {
-    /// `0xB1`: stream header.
-    StreamHeader,
-    /// `0xC1`: trigger DMA block `block_id` of queue set `queue` (translated by the runtime).
-    PseudoDmaTrigger {
-        /// Queue-set name (a `def.json` `dma_queue` key).
-        queue: QueueSetName,
-        /// The engine JSON `dma[]` block id.
-        block_id: u32,
-    },
-    /// `0xD0`: store the 4-byte `value` at `addr`.
-    Write {
-        /// Destination device address.
-        addr: DeviceAddr,
-        /// Value stored.
-        value: u32,
-    },
-    /// `0xD1`: block until `sem <cmp> value`.
-    SemWait {
-        /// Semaphore (encoded as u16).
-        sem: SemaphoreId,
-        /// Comparison.
-        cmp: SemCmp,
-        /// Operand.
-        value: i32,
-    },
-    /// `0xD2`: `sem <op>= value`.
-    SemSignal {
-        /// Semaphore (encoded as u16).
-        sem: SemaphoreId,
-        /// Operation.
-        op: SemOp,
-        /// Operand.
-        value: i32,
-    },
-    /// `0xD3`: set `event` to `value` (encoded as u32 0 or 1).
-    EventSet {
-        /// Event (encoded as u16).
-        event: EventId,
-        /// New value.
-        value: bool,
-    },
-    /// `0xD4`: block until `event == value`.
-    EventWait {
-        /// Event (encoded as u16).
-        event: EventId,
-        /// Awaited value.
-        value: bool,
-    },
-    /// `0xD5`: end of block.
-    End,
-    /// `0xD6`: no operation.
-    Nop,
-    /// `0xE0`: load `stationary` (`[K partitions, M elements]`, SBUF) into the PE array.
-    MatmulLoadStationary {
-        /// The stationary operand, `K ≤ 128` partitions by `M ≤ 128` elements.
-        stationary: AccessPattern,
-        /// Column order: `false` — column `m` of the stationary matrix is the pattern's
-        /// element `m`; `true` — it is element `M − 1 − m` (the pattern walks the columns
-        /// backwards, as the Neuron encoding's LoadStationary does).
-        reversed: bool,
-        /// Which pass of a multi-pass matmul this load starts (see [`MatmulPass`]).
-        pass: MatmulPass,
-    },
-    /// `0xE1`: `dst[M, N] (+)= stationaryᵀ · moving[K, N]`.
-    MatmulMoving {
-        /// PSUM destination: `M` partitions by `N` elements.
-        dst: AccessPattern,
-        /// SBUF moving operand: `K` partitions by `N ≤ 512` elements.
-        moving: AccessPattern,
-        /// `false` overwrites the PSUM tile, `true` adds to it.
-        accumulate: bool,
-    },
-    /// `0xE2`: `out = func(input · scale + bias)`.
-    Activation {
-        /// The function.
-        func: ActivationFunc,
-        /// Output tile.
-        out: AccessPattern,
-        /// Input tile.
-        input: AccessPattern,
-        /// Immediate or `[P, 1]` vector scale.
-        scale: ScalarOperand,
-        /// Optional `[P, 1]` vector bias.
-        bias: Option<ShortOperand>,
-        /// Accumulate-reduce command.
-        reduce: ReduceCmd,
-    },
-    /// `0xE3`: `out = op(in0, in1)`; `in1` borrows `in0`'s partition count and free pattern.
-    TensorTensor {
-        /// The ALU op.
-        op: AluOp,
-        /// Output tile.
-        out: AccessPattern,
-        /// First input.
-        in0: AccessPattern,
-        /// Second input: a short operand borrowing `in0`'s shape (the platform's encoding) or
-        /// a full pattern with `in0`'s partitions and element count (the Neuron encoding).
-        in1: TensorOperand,
-    },
-    /// `0xE4`: `out = (input op0 operand0) op1 operand1`; with `reverseN` the operands of stage
-    /// N are swapped (`operandN opN x`).
-    TensorScalar {
-        /// Output tile.
-        out: AccessPattern,
-        /// Input tile.
-        input: AccessPattern,
-        /// First op.
-        op0: AluOp,
-        /// First operand.
-        operand0: ScalarOperand,
-        /// Swap the first stage's operands.
-        reverse0: bool,
-        /// Second op ([`AluOp::Bypass`] for a single-stage instruction).
-        op1: AluOp,
-        /// Second operand.
-        operand1: ScalarOperand,
-        /// Swap the second stage's operands.
-        reverse1: bool,
-    },
-    /// `0xE5`: `out = input` with dtype cast.
-    TensorCopy {
-        /// Output tile.
-        out: AccessPattern,
-        /// Input tile.
-        input: AccessPattern,
-    },
-    /// `0xE6`: reduce the trailing `axes` free dims of `input` with `op` (then negate).
-    TensorReduce {
-        /// A legal reduction op ([`AluOp::is_legal_reduction`]).
-        op: AluOp,
-        /// Output tile.
-        out: AccessPattern,
-        /// Input tile.
-        input: AccessPattern,
-        /// Number of trailing free dims reduced, 1..=4.
-        axes: u8,
-        /// Negate the result.
-        negate: bool,
-    },
-    /// `0xE7`: `out = value` cast to `out`'s dtype.
-    Memset {
-        /// Output tile.
-        out: AccessPattern,
-        /// The value.
-        value: f32,
-    },
-    /// `0xE8`: `out = offset + channel_multiplier·partition + Σ stepᵢ·indexᵢ`, then cast.
-    Iota {
-        /// Output tile.
-        out: AccessPattern,
-        /// Constant term.
-        offset: i32,
-        /// Per-partition term.
-        channel_multiplier: i32,
-        /// Value pattern; its element count should equal `out`'s per partition.
-        pattern: IotaPattern,
-    },
-    /// `0xE9`: `out[F, P] = input[P, F]ᵀ`.
-    Transpose {
-        /// Output: `F` partitions by `P` elements.
-        out: AccessPattern,
-        /// Input: `P ≤ 128` partitions by `F ≤ 128` elements.
-        input: AccessPattern,
-    },
-    /// `0xF0`: store `value` at `var + offset`; relocation turns it into `Write`.
-    PseudoWriteVar {
-        /// The variable (def.json `var`) whose physical address relocation substitutes.
-        var_id: u32,
-        /// Byte offset within the variable.
-        offset: u64,
-        /// Value stored.
-        value: u32,
-    },
-    /// `0xF1`: signal `sem` then wait until it reaches `count`.
-    PseudoBarrier {
-        /// Barrier semaphore (encoded as u16).
-        sem: SemaphoreId,
-        /// Number of participants.
-        count: i32,
-    },
-    /// `0xF2`: a marker for tools; occupies no slot after load.
-    PseudoMarker {
-        /// Marker id.
-        id: u32,
-        /// Label.
-        label: MarkerLabel,
-    },
 }
 
 /// What a pseudo-instruction becomes when the runtime loads the stream; see
@@ -399,34 +128,6 @@ pub enum OperandError {
 }
 
 impl Instruction {
-    /// The opcode this instruction encodes with.
-    pub const fn opcode(&self) -> Opcode {
-        match self {
-            Instruction::StreamHeader => Opcode::StreamHeader,
-            Instruction::PseudoDmaTrigger { .. } => Opcode::PseudoDmaTrigger,
-            Instruction::Write { .. } => Opcode::Write,
-            Instruction::SemWait { .. } => Opcode::SemWait,
-            Instruction::SemSignal { .. } => Opcode::SemSignal,
-            Instruction::EventSet { .. } => Opcode::EventSet,
-            Instruction::EventWait { .. } => Opcode::EventWait,
-            Instruction::End => Opcode::End,
-            Instruction::Nop => Opcode::Nop,
-            Instruction::MatmulLoadStationary { .. } => Opcode::MatmulLoadStationary,
-            Instruction::MatmulMoving { .. } => Opcode::MatmulMoving,
-            Instruction::Activation { .. } => Opcode::Activation,
-            Instruction::TensorTensor { .. } => Opcode::TensorTensor,
-            Instruction::TensorScalar { .. } => Opcode::TensorScalar,
-            Instruction::TensorCopy { .. } => Opcode::TensorCopy,
-            Instruction::TensorReduce { .. } => Opcode::TensorReduce,
-            Instruction::Memset { .. } => Opcode::Memset,
-            Instruction::Iota { .. } => Opcode::Iota,
-            Instruction::Transpose { .. } => Opcode::Transpose,
-            Instruction::PseudoWriteVar { .. } => Opcode::PseudoWriteVar,
-            Instruction::PseudoBarrier { .. } => Opcode::PseudoBarrier,
-            Instruction::PseudoMarker { .. } => Opcode::PseudoMarker,
-        }
-    }
-
     /// The access patterns of the instruction's operands, by operand name (a borrowed
     /// `tensor_tensor` `in1` resolved against `in0`, `[P, 1]` vectors for the partitions of
     /// the main input); empty for non-compute instructions. Operands whose pattern cannot be
@@ -452,7 +153,7 @@ impl Instruction {
                 if let ScalarOperand::Vector(s) = scale {
                     v.extend(vector(s, input).map(|p| ("scale", p)));
                 }
-                if let Some(b) = bias {
+                if let Some(ScalarOperand::Vector(b)) = bias {
                     v.extend(vector(b, input).map(|p| ("bias", p)));
                 }
             }
@@ -506,18 +207,7 @@ impl Instruction {
     /// `nop`; pseudo-instructions are accepted on every engine too (they are lowered before
     /// execution; real compilers put `0xC1` on SP, ACT and Pool).
     pub fn allowed_on(&self, engine: EngineKind) -> bool {
-        use EngineKind::*;
-        match self.opcode() {
-            Opcode::MatmulLoadStationary | Opcode::MatmulMoving => engine == Pe,
-            Opcode::Transpose => matches!(engine, Pe | Dve),
-            Opcode::Activation => engine == Act,
-            Opcode::TensorScalar | Opcode::TensorCopy => matches!(engine, Act | Dve | Pool),
-            Opcode::TensorTensor | Opcode::TensorReduce | Opcode::Memset => {
-                matches!(engine, Dve | Pool)
-            }
-            Opcode::Iota => engine == Pool,
-            _ => true,
-        }
+        self.opcode().runs_on(engine)
     }
 
     /// Number of instruction slots this occupies after load: 0 for `pseudo.marker`, 2 for
@@ -665,7 +355,7 @@ impl Instruction {
                 same_shape(out, input)?;
                 vector("scale", scale, input.partitions())?;
                 if let Some(b) = bias {
-                    vector("bias", &ScalarOperand::Vector(*b), input.partitions())?;
+                    vector("bias", b, input.partitions())?;
                 }
             }
             Instruction::TensorTensor { out, in0, in1, .. } => {

@@ -18,12 +18,27 @@
 //!
 //! The first record of every stream is `0xB1` [`Instruction::StreamHeader`].
 //!
-//! Real NEFFs use exactly the opcodes [`REAL_NEFF_OPCODES`] (`0x01 0x02 0x21 0x23 0x41 0x42
-//! 0x46 0x47 0x49 0xA0 0xA4 0xB1 0xC1 0xCC`). This platform implements two of them with their
-//! real meaning (`0xB1`, `0xC1`) and takes its own from `0xD0..=0xFF`, which real NEFFs never
-//! use. Any other byte 0 decodes to [`DecodeError::UnknownOpcode`] — for a real opcode such as
-//! `0x41` the message says it is a real instruction this platform does not support — so a real
-//! NEFF loads (see [`records`]) and fails only when such an instruction executes.
+//! Real NEFFs use the opcodes of the Neuron encoding ([`neuron`], one table). The platform's
+//! encoding shares two of them with their real meaning (`0xB1`, `0xC1`) and takes its own from
+//! `0xD0..=0xFF` where the Neuron table has none (a test holds the two tables disjoint but for
+//! those two; `event.wait` moved from `0xD4` to `0xD7` when the current compiler's
+//! DMA_DIRECT2D took `0xD4`). Any other byte 0 decodes to [`DecodeError::UnknownOpcode`].
+//!
+//! # One definition per instruction
+//!
+//! Both encodings are tables of rows, one per instruction, declared with
+//! [`instruction_set!`](layout) (docs/isa.md §5.8): opcode, name, engines, each field's slot
+//! (offset, width, validation), cross-field checks, the shared-model meaning of a Neuron record
+//! and the disassembly text. Decoding, encoding, the reserved-byte check, the engine check and
+//! the disassembler all come from the row. To add an instruction:
+//!
+//! 1. add its row to `platform.rs` (the platform's encoding) or `neuron/table.rs` (the Neuron
+//!    encoding), reusing the slot types of `platform/slots.rs` or `neuron/slots.rs` (a new
+//!    kind of field is one new `Slot` impl);
+//! 2. give it semantics: a Neuron row whose `model` names a shared-model instruction needs
+//!    nothing more; otherwise add its arm to the simulator's dispatcher (`nrt_sim`: the
+//!    platform's `engine_instruction`/`compute::execute`, or the Neuron `engine_native`), whose
+//!    `match` over the generated enum names one semantic function per instruction.
 //!
 //! # Opcodes
 //!
@@ -35,7 +50,7 @@
 //! | `0xD1` | `sem.wait` | [`Instruction::SemWait`] | all | sync |
 //! | `0xD2` | `sem.signal` | [`Instruction::SemSignal`] | all | sync |
 //! | `0xD3` | `event.set` | [`Instruction::EventSet`] | all | sync |
-//! | `0xD4` | `event.wait` | [`Instruction::EventWait`] | all | sync |
+//! | `0xD7` | `event.wait` | [`Instruction::EventWait`] | all | sync |
 //! | `0xD5` | `end` | [`Instruction::End`] | all | control |
 //! | `0xD6` | `nop` | [`Instruction::Nop`] | all | control |
 //! | `0xE0` | `matmul.ld` | [`Instruction::MatmulLoadStationary`] (LDWEIGHTS) | PE | compute |
@@ -48,6 +63,7 @@
 //! | `0xE7` | `memset` | [`Instruction::Memset`] | DVE, POOL | compute |
 //! | `0xE8` | `iota` | [`Instruction::Iota`] | POOL | compute |
 //! | `0xE9` | `transpose` | [`Instruction::Transpose`] | PE, DVE | compute |
+//! | `0xEA` | `dma.direct` | [`Instruction::DmaDirect`] | all | DMA an engine issues (relocated Neuron `0xD4`) |
 //! | `0xF0` | `pseudo.write_var` | [`Instruction::PseudoWriteVar`] | all | pseudo → 1 `write` (relocated) |
 //! | `0xF1` | `pseudo.barrier` | [`Instruction::PseudoBarrier`] | all | pseudo → 2 slots |
 //! | `0xF2` | `pseudo.marker` | [`Instruction::PseudoMarker`] | all | pseudo → 0 slots |
@@ -66,7 +82,8 @@
 //! | `0xD1` sem.wait | `[2..4)` u16 semaphore; `[4]` [`SemCmp`] (ge 0, eq 1, gt 2, le 3, lt 4, ne 5); `[8..12)` i32 value — block until `sem <cmp> value` |
 //! | `0xD2` sem.signal | `[2..4)` u16 semaphore; `[4]` [`SemOp`] (inc 0, dec 1, set 2); `[8..12)` i32 value |
 //! | `0xD3` event.set | `[2..4)` u16 event; `[8..12)` u32 value, 0 or 1 |
-//! | `0xD4` event.wait | `[2..4)` u16 event; `[8..12)` u32 value, 0 or 1 — block until `event == value` |
+//! | `0xD7` event.wait | `[2..4)` u16 event; `[8..12)` u32 value, 0 or 1 — block until `event == value` |
+//! | `0xEA` dma.direct | `[2..4)` u16 semaphore; `[4]` increment; `[5]`/`[6]` source/destination dtype; `[7]` address modes (source low nibble, destination high: 0 absolute, 1 var slot + offset, 2 var slot + register); `[8..16)`/`[16..24)` u64 source/destination address or slot; `[24..28)`/`[28..32)` u32 offset or register; `[32..44)`/`[44..56)` patterns (2 × i32 step, 2 × u16 count); `[56..58)`/`[58..60)` u16 chunk sizes |
 //! | `0xF0` pseudo.write_var | `[4..8)` u32 var id; `[8..16)` u64 byte offset in the var; `[16..20)` u32 value |
 //! | `0xF1` pseudo.barrier | `[2..4)` u16 semaphore; `[8..12)` i32 count |
 //! | `0xF2` pseudo.marker | `[4..8)` u32 id; `[8..48)` label, 0..=40 printable ASCII characters (`0x20..=0x7E`), NUL-padded |
@@ -114,7 +131,7 @@
 //! |---|---|---|---|---|---|---|---|---|
 //! | `0xE0` matmul.ld | 0 | bit0 reversed column order | `[4]` [`MatmulPass`] | 0 | stationary `[K, M]`, SBUF | 0 | 0 | 0 |
 //! | `0xE1` matmul.mm | 0 | bit0 accumulate | 0 | dst `[M, N]`, PSUM | moving `[K, N]`, SBUF | 0 | 0 | 0 |
-//! | `0xE2` act | [`ActivationFunc`] | bit0 scale is a vector, bit1 bias present | `[4]` [`ReduceCmd`] | out | in | bias (if bit1) | scale | 0 |
+//! | `0xE2` act | [`ActivationFunc`] | bit0 scale is a vector, bit1 bias is a vector, bit2 bias is an f32 immediate | `[4]` [`ReduceCmd`] | out | in | bias (if bit1 or bit2) | scale | 0 |
 //! | `0xE3` tensor_tensor | [`AluOp`] | 0 | 0 | out | in0 | in1 | 0 | 0 |
 //! | `0xE4` tensor_scalar | op0 [`AluOp`] | bit0 reverse0, bit1 reverse1, bit2 operand0 is a vector, bit3 operand1 is a vector | `[4]` op1 [`AluOp`] | out | in | 0 | operand0 | operand1 |
 //! | `0xE5` tensor_copy | 0 | 0 | 0 | out | in | 0 | 0 | 0 |
@@ -155,21 +172,27 @@
 pub mod ap;
 mod codec;
 mod disasm;
+pub mod dma;
 mod instr;
+pub mod layout;
 pub mod neuron;
 mod ops;
+mod platform;
 
-pub use ap::{AccessPattern, ApError, Dim, ElementOffsets, IotaDim, IotaPattern, ShortOperand};
+pub use ap::{
+    AccessPattern, ApError, Dim, ElementOffsets, IotaDim, IotaPattern, ScalarOperand, ShortOperand,
+};
 pub use codec::{
     decode_stream, encode_stream, records, DecodeError, EncodeError, EncodeStreamError, Record,
     Records, StreamError, LENGTH_BYTE, RECORD_SIZE,
 };
-pub use disasm::{disassemble, disassemble_record};
+pub use disasm::{disassemble, disassemble_neuron, disassemble_record};
+pub use dma::{DmaEnd, DmaPattern};
 pub use instr::{
     is_real_neff_opcode, Instruction, LowerError, Lowered, Opcode, OperandError, TensorOperand,
     REAL_NEFF_OPCODES,
 };
 pub use ops::{
     ActivationFunc, AluOp, MarkerLabel, MatmulPass, MemSpace, NameError, QueueSetName, ReduceCmd,
-    ScalarOperand, SemCmp, SemOp,
+    SemCmp, SemOp,
 };

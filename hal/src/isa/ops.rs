@@ -8,8 +8,6 @@
 
 use core::fmt;
 
-use super::ap::ShortOperand;
-
 /// Declares a `#[repr(u8)]` enum with explicit codes, a lower-case name per variant, `ALL`,
 /// `code()`, `from_code()`, `name()` and `Display`.
 macro_rules! code_enum {
@@ -373,23 +371,6 @@ impl AluOp {
                 | AluOp::Rsqrt
                 | AluOp::Reciprocal
         )
-    }
-}
-
-/// A `tensor_scalar` operand or an activation `scale`: an f32 immediate, or a `[P, 1]` vector
-/// in SBUF/PSUM (one value per partition, partition count taken from the main operand).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ScalarOperand {
-    /// The same value for every element.
-    Imm(f32),
-    /// One value per partition, read at the operand's offset in each partition.
-    Vector(ShortOperand),
-}
-
-impl ScalarOperand {
-    /// Whether this is a vector operand.
-    pub const fn is_vector(&self) -> bool {
-        matches!(self, ScalarOperand::Vector(_))
     }
 }
 

@@ -41,7 +41,9 @@ fn sample_stream() -> Vec<u8> {
             ),
             input: ap(Psum, 0, 128, 0, Dtype::F32, &row(512)),
             scale: ScalarOperand::Imm(0.5),
-            bias: Some(ShortOperand::sbuf(0, 0x40, Dtype::F32).unwrap()),
+            bias: Some(ScalarOperand::Vector(
+                ShortOperand::sbuf(0, 0x40, Dtype::F32).unwrap(),
+            )),
             reduce: ReduceCmd::ResetReduce,
         },
         Instruction::TensorScalar {
@@ -157,7 +159,7 @@ const EXPECTED: &str = "\
 0019: pseudo.barrier sem5 count=4
 0020: pseudo.marker 7 \"layer 0\"
 0021: end
-0022: .raw 0x41 41100000e80300000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000  ; opcode 0x41 (tensor_tensor): byte 4 (wait mode) = 0xe8: only 0x00 (none) and 0x05 (until semaphore ≥ value) are known
+0022: .raw 0x41 41100000e80300000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000  ; opcode 0x41 (TENSOR_TENSOR): byte 4 (wait mode) = 0xe8: only 0x00 (none) and 0x05 (until semaphore ≥ value) are known
 ";
 
 #[test]

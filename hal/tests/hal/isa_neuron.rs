@@ -1,423 +1,17 @@
-//! The Neuron encoding: every opcode's every field round-trips (encode → decode and
-//! decode → encode), the decoder is total, and records with values the encoding is not known
-//! to use are rejected naming the opcode, byte and field.
+//! The Neuron encoding: records of every opcode round-trip (decode → encode), the decoder is
+//! total and canonical, its model mapping gives each operand its role, and records with values
+//! the encoding is not known to use are rejected naming the opcode, byte and field.
 
 use nrt_hal::isa::neuron::{
-    check_pe_pair, decode_any, ActForm, Detail, Encoding, NeuronError, NeuronInstr, NeuronOpcode,
-    PeTail, Sync, SyncWait,
+    check_pe_pair, decode_any, ActFunc, Decoded, DmaAddr, DmaAddrKind, Encoding, NeuronAlu,
+    NeuronAp, NeuronError, NeuronInstr, NeuronOpcode, PeTail, Sync, SyncWait,
 };
 use nrt_hal::isa::{
-    AccessPattern, ActivationFunc, AluOp, Dim, Instruction, MatmulPass, MemSpace, QueueSetName,
-    Record, ReduceCmd, ScalarOperand, ShortOperand, TensorOperand,
+    AluOp, DmaPattern, Instruction, MatmulPass, Opcode, QueueSetName, Record, ScalarOperand,
+    TensorOperand,
 };
 use nrt_hal::{Dtype, SemaphoreId};
 use proptest::prelude::*;
-use proptest::sample::select;
-
-/// Counts of a pattern in record order (innermost first).
-type Counts = Vec<u16>;
-
-fn arb_counts(ndims: usize) -> impl Strategy<Value = Counts> {
-    prop::collection::vec(1u16..=40, ndims)
-}
-
-/// An AP with `counts` (record order), random steps and offset, from partition 0.
-fn arb_ap(
-    counts: Counts,
-    space: MemSpace,
-    dtype: Dtype,
-    parts: u32,
-) -> impl Strategy<Value = AccessPattern> {
-    let max = match space {
-        MemSpace::Sbuf => (1u32 << 18) - 1,
-        MemSpace::Psum => (1u32 << 14) - 1,
-    };
-    (0..=max, prop::collection::vec(any::<i16>(), counts.len())).prop_map(move |(off, steps)| {
-        let mut dims: Vec<Dim> = steps
-            .iter()
-            .zip(&counts)
-            .map(|(&s, &c)| Dim::new(s, c))
-            .collect();
-        dims.reverse();
-        AccessPattern::new(
-            ShortOperand::new(space, 0, off, dtype).unwrap(),
-            parts,
-            &dims,
-        )
-        .unwrap()
-    })
-}
-
-fn arb_float() -> impl Strategy<Value = Dtype> {
-    select(vec![Dtype::F16, Dtype::F32])
-}
-
-fn arb_wait() -> impl Strategy<Value = Option<SyncWait>> {
-    prop::option::of((0u32..256, any::<u32>()).prop_map(|(s, v)| SyncWait {
-        sem: SemaphoreId(s),
-        value: v,
-    }))
-}
-
-fn arb_sync(op: NeuronOpcode) -> impl Strategy<Value = Sync> {
-    let rule = op.sync_rule();
-    (arb_wait(), prop::option::of(0u32..256), arb_wait()).prop_map(move |(w, sig, w2)| {
-        let first = if rule.wait_required {
-            Some(w.unwrap_or(SyncWait {
-                sem: SemaphoreId(8),
-                value: 16,
-            }))
-        } else if rule.wait {
-            w
-        } else {
-            None
-        };
-        let second = if op == NeuronOpcode::Wait {
-            w2.map(|x| SyncWait {
-                value: x.value & 0xFFFF,
-                ..x
-            })
-        } else {
-            None
-        };
-        Sync {
-            waits: [first, second],
-            signal: if rule.update {
-                sig.map(SemaphoreId)
-            } else {
-                None
-            },
-        }
-    })
-}
-
-fn simple(op: NeuronOpcode, instr: Instruction) -> BoxedStrategy<NeuronInstr> {
-    arb_sync(op)
-        .prop_map(move |sync| NeuronInstr {
-            opcode: op,
-            sync,
-            instr: instr.clone(),
-            detail: Detail::None,
-        })
-        .boxed()
-}
-
-fn with_sync(
-    op: NeuronOpcode,
-    body: impl Strategy<Value = (Instruction, Detail)> + 'static,
-) -> BoxedStrategy<NeuronInstr> {
-    (arb_sync(op), body)
-        .prop_map(move |(sync, (instr, detail))| NeuronInstr {
-            opcode: op,
-            sync,
-            instr,
-            detail,
-        })
-        .boxed()
-}
-
-fn arb_load_stationary() -> BoxedStrategy<NeuronInstr> {
-    let body = (
-        arb_float(),
-        1u32..=128,
-        arb_counts(3),
-        any::<bool>(),
-        select(PeTail::ALL.to_vec()),
-        any::<bool>(),
-    )
-        .prop_flat_map(|(dt, k, counts, transpose, tail, second)| {
-            let pass = match (dt, second) {
-                (Dtype::F16, _) => MatmulPass::Single,
-                (_, false) => MatmulPass::First,
-                (_, true) => MatmulPass::Second,
-            };
-            arb_ap(counts, MemSpace::Sbuf, dt, k).prop_map(move |stationary| {
-                (
-                    Instruction::MatmulLoadStationary {
-                        stationary,
-                        reversed: true,
-                        pass,
-                    },
-                    Detail::LoadStationary { transpose, tail },
-                )
-            })
-        });
-    with_sync(NeuronOpcode::LoadStationary, body)
-}
-
-fn arb_multiply_moving() -> BoxedStrategy<NeuronInstr> {
-    let body = (
-        arb_float(),
-        1u32..=128,
-        arb_counts(3),
-        any::<bool>(),
-        any::<bool>(),
-        any::<bool>(),
-        any::<bool>(),
-        any::<bool>(),
-    )
-        .prop_flat_map(|(dt, k, counts, transpose, acc, last, mode2, trn1)| {
-            let out_dt = if transpose { dt } else { Dtype::F32 };
-            let accumulate = acc && !transpose;
-            let mode = match dt {
-                Dtype::F16 => 0,
-                _ if mode2 => 2,
-                _ => 3,
-            };
-            (
-                arb_ap(counts.clone(), MemSpace::Sbuf, dt, k),
-                arb_ap(counts, MemSpace::Psum, out_dt, 128),
-            )
-                .prop_map(move |(moving, dst)| {
-                    (
-                        Instruction::MatmulMoving {
-                            dst,
-                            moving,
-                            accumulate,
-                        },
-                        Detail::MultiplyMoving {
-                            mode,
-                            transpose,
-                            last,
-                            byte46: if trn1 { 0x10 } else { 0 },
-                        },
-                    )
-                })
-        });
-    with_sync(NeuronOpcode::MultiplyMoving, body)
-}
-
-fn arb_activate() -> BoxedStrategy<NeuronInstr> {
-    let body = (
-        arb_float(),
-        arb_float(),
-        arb_float(),
-        1u32..=128,
-        arb_counts(3),
-        any::<bool>(),
-        0u32..(1 << 18),
-        nrt_hal::testkit::strategies::space(),
-        nrt_hal::testkit::strategies::space(),
-    )
-        .prop_flat_map(|(din, dout, dbias, p, counts, has_bias, boff, sin, sout)| {
-            (
-                arb_ap(counts.clone(), sin, din, p),
-                arb_ap(counts, sout, dout, p),
-            )
-                .prop_map(move |(input, out)| {
-                    let (bias, form) = if has_bias {
-                        (
-                            Some(ShortOperand::sbuf(0, boff, dbias).unwrap()),
-                            ActForm::Bias,
-                        )
-                    } else {
-                        (None, ActForm::NoBias { bias_dtype: dbias })
-                    };
-                    (
-                        Instruction::Activation {
-                            func: ActivationFunc::Identity,
-                            out,
-                            input,
-                            scale: ScalarOperand::Imm(1.0),
-                            bias,
-                            reduce: ReduceCmd::Idle,
-                        },
-                        Detail::Activate(form),
-                    )
-                })
-        });
-    with_sync(NeuronOpcode::Activate, body)
-}
-
-fn arb_tensor_tensor() -> BoxedStrategy<NeuronInstr> {
-    let body = (
-        arb_float(),
-        arb_float(),
-        arb_float(),
-        1u32..=128,
-        arb_counts(3),
-        select(vec![AluOp::Add, AluOp::Max]),
-        nrt_hal::testkit::strategies::space(),
-        nrt_hal::testkit::strategies::space(),
-        nrt_hal::testkit::strategies::space(),
-    )
-        .prop_flat_map(|(d0, d1, dout, p, counts, op, s0, s1, so)| {
-            (
-                arb_ap(counts.clone(), s0, d0, p),
-                arb_ap(counts.clone(), s1, d1, p),
-                arb_ap(counts, so, dout, p),
-            )
-                .prop_map(move |(in0, in1, out)| {
-                    (
-                        Instruction::TensorTensor {
-                            op,
-                            out,
-                            in0,
-                            in1: TensorOperand::Pattern(in1),
-                        },
-                        Detail::None,
-                    )
-                })
-        });
-    with_sync(NeuronOpcode::TensorTensor, body)
-}
-
-fn arb_tensor_reduce() -> BoxedStrategy<NeuronInstr> {
-    let body = (
-        arb_float(),
-        1u32..=128,
-        arb_counts(4),
-        1u8..=2,
-        select(vec![AluOp::Add, AluOp::Max]),
-        nrt_hal::testkit::strategies::space(),
-        nrt_hal::testkit::strategies::space(),
-    )
-        .prop_flat_map(|(dt, p, mut counts, axes, op, si, so)| {
-            counts[0] = counts[0].max(2);
-            let kept: u16 = counts[usize::from(axes)..].iter().product::<u16>().max(1);
-            (
-                arb_ap(counts, si, dt, p),
-                arb_ap(vec![kept, 1, 1, 1], so, dt, p),
-            )
-                .prop_map(move |(input, out)| {
-                    (
-                        Instruction::TensorReduce {
-                            op,
-                            out,
-                            input,
-                            axes,
-                            negate: false,
-                        },
-                        Detail::None,
-                    )
-                })
-        });
-    with_sync(NeuronOpcode::TensorReduce, body)
-}
-
-fn arb_copy() -> BoxedStrategy<NeuronInstr> {
-    let types = vec![
-        (Dtype::F16, Dtype::F16),
-        (Dtype::F32, Dtype::F32),
-        (Dtype::I32, Dtype::I32),
-        (Dtype::F32, Dtype::F16),
-        (Dtype::F16, Dtype::F32),
-    ];
-    let body = (
-        select(types),
-        1u32..=128,
-        arb_counts(4),
-        nrt_hal::testkit::strategies::space(),
-        nrt_hal::testkit::strategies::space(),
-    )
-        .prop_flat_map(|((din, dout), p, counts, si, so)| {
-            (
-                arb_ap(counts.clone(), si, din, p),
-                arb_ap(counts, so, dout, p),
-            )
-                .prop_map(|(input, out)| (Instruction::TensorCopy { out, input }, Detail::None))
-        });
-    (arb_sync(NeuronOpcode::Copy), body)
-        .prop_map(|(sync, (instr, detail))| {
-            let opcode = match &instr {
-                Instruction::TensorCopy { out, input } if out.dtype() == input.dtype() => {
-                    NeuronOpcode::Copy
-                }
-                _ => NeuronOpcode::ConvertCopy,
-            };
-            NeuronInstr {
-                opcode,
-                sync,
-                instr,
-                detail,
-            }
-        })
-        .boxed()
-}
-
-fn arb_memset() -> BoxedStrategy<NeuronInstr> {
-    let body = (
-        arb_float(),
-        1u32..=128,
-        arb_counts(4),
-        nrt_hal::testkit::strategies::space(),
-    )
-        .prop_flat_map(|(dt, p, counts, s)| {
-            arb_ap(counts, s, dt, p)
-                .prop_map(|out| (Instruction::Memset { out, value: 0.0 }, Detail::None))
-        });
-    with_sync(NeuronOpcode::Memset, body)
-}
-
-fn arb_trigger() -> BoxedStrategy<NeuronInstr> {
-    ("[A-Za-z0-9_]{1,32}", any::<u32>())
-        .prop_flat_map(|(name, id)| {
-            simple(
-                NeuronOpcode::DmaTrigger,
-                Instruction::PseudoDmaTrigger {
-                    queue: QueueSetName::new(&name).unwrap(),
-                    block_id: id,
-                },
-            )
-        })
-        .boxed()
-}
-
-fn arb_instr() -> BoxedStrategy<NeuronInstr> {
-    prop_oneof![
-        simple(NeuronOpcode::StreamHeader, Instruction::StreamHeader),
-        simple(NeuronOpcode::Preamble, Instruction::Nop),
-        simple(NeuronOpcode::ActTableLoad, Instruction::Nop),
-        simple(NeuronOpcode::Wait, Instruction::Nop),
-        simple(NeuronOpcode::FinalWait, Instruction::Nop),
-        arb_trigger(),
-        arb_load_stationary(),
-        arb_multiply_moving(),
-        arb_activate(),
-        arb_tensor_tensor(),
-        arb_tensor_reduce(),
-        arb_copy(),
-        arb_memset(),
-    ]
-    .boxed()
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2048))]
-
-    #[test]
-    fn every_field_round_trips(n in arb_instr()) {
-        let rec = n.encode().unwrap();
-        let back = NeuronInstr::decode(&rec).unwrap();
-        prop_assert_eq!(&back, &n);
-        prop_assert_eq!(back.encode().unwrap(), rec);
-        let any = decode_any(&rec).unwrap();
-        prop_assert_eq!(any.encoding == Encoding::Neuron, n.opcode.is_neuron_only());
-    }
-
-    #[test]
-    fn a_changed_byte_decodes_canonically_or_is_rejected(
-        n in arb_instr(), at in 1usize..64, v in any::<u8>()
-    ) {
-        let mut rec = n.encode().unwrap();
-        rec.0[at] = v;
-        if let Ok(d) = NeuronInstr::decode(&rec) {
-            prop_assert_eq!(d.encode().unwrap(), rec);
-        }
-    }
-
-    #[test]
-    fn decoding_is_total(bytes in prop::collection::vec(any::<u8>(), 64)) {
-        let mut b = [0u8; 64];
-        b.copy_from_slice(&bytes);
-        b[0] = *[0x01u8, 0x02, 0x21, 0x23, 0x41, 0x42, 0x46, 0x47, 0x49, 0xA0, 0xA4, 0xB1, 0xC1, 0xCC]
-            .get(usize::from(bytes[0]) % 14)
-            .unwrap();
-        b[1] = 0x10;
-        let _ = NeuronInstr::decode(&Record(b));
-        let _ = decode_any(&Record(b));
-    }
-}
 
 /// The real sample's DVE record 2 (vector add, trn2), byte for byte.
 const SAMPLE_ADD: [u8; 64] = [
@@ -427,11 +21,130 @@ const SAMPLE_ADD: [u8; 64] = [
     0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0xE8, 0x03, 0x01, 0x00, 0x01, 0x00,
 ];
 
+fn rec(hex: &str) -> Record {
+    let h: String = hex.split_whitespace().collect();
+    let mut b = [0u8; 64];
+    for (i, x) in b.iter_mut().enumerate() {
+        *x = u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap();
+    }
+    Record(b)
+}
+
+/// One record of each opcode, in forms compilers 2.18–2.23 write (from the public NEFFs'
+/// layouts, docs/neuron-isa.md §6, §13).
+fn samples() -> Vec<Record> {
+    let mut v: Vec<Record> = [
+        // LDWEIGHTS fp32 LOW, waiting on a DMA semaphore.
+        "01100000 05080000 10000000 00000000 f4790300 ffff0000 00008000 01000100 0a010000 00008080 00000000 0f0f0000 00000000 00000000 00000000 00000000",
+        // MATMUL fp32 LOW_HIGH, start.
+        "02100000 00000000 00000000 00000000 f86f0300 01000000 00000002 01000100 0a030000 00008080 00000001 0f0f0000 00080002 01000000 00000002 01000100",
+        // ACTIVATE EXP with a bias pointer.
+        "21100000 05061304 07000000 00000000 f8570300 01000100 01000002 01000100 aa0a8007 0000803f 10600000 00000000 20600000 01000100 01000002 01000100",
+        // ACT_TABLE_LOAD.
+        "23100000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
+        // TENSOR_REDUCE max.
+        "42100000 05191306 10000000 f8570300 01000100 01000100 00020100 01000100 0a0a8000 08020000 00000000 00600000 01000100 01000100 01000100 01000100",
+        // TENSOR_SCALAR multiply by a pointer operand.
+        "43100000 05061306 0d000000 00000000 20600000 01000100 01000002 01000100 0a0a8001 06000000 40800000 00000000 50800000 01000100 01000002 01000100",
+        // COPY PSUM → SBUF.
+        "46100000 05051304 01000000 00080002 01000100 01000100 00020100 01000100 0a0a8000 00000000 00000000 00400000 01000100 01000100 00020100 01000100",
+        // CAST bf16 → fp32.
+        "47100000 05051304 04000000 00000002 01000100 01000100 00020100 01000100 060a8000 00000000 00000000 00400000 01000100 01000100 00020100 01000100",
+        // RECIPROCAL.
+        "48100000 05061306 0c000000 30800000 01000100 01000100 04000100 01000100 0a0a8000 00000000 00000000 40800000 01000100 01000100 04000100 01000100",
+        // MEMSET one fp32 element of PSUM.
+        "49100000 00001306 00000000 00000000 00000000 00000000 00000000 01000000 0a008000 00000000 00000000 00000002 01000100 01000100 01000100 01000100",
+        // AFFINE_SELECT building an identity.
+        "92100000 05061303 08000000 80aa033d 00000000 01000100 01000100 80000100 01000100 a8580000 01000100 80000100 a8580000 01000100 80000100 ffffffff",
+        // EVENT_SEMAPHORE.
+        "a0100000 05090000 10000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
+        // NOP with a wait.
+        "a4100000 050b0000 10000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
+        // REGISTER_MOVE.
+        "a7100000 00000000 00000000 01090100 00000000 00000000 3d000000 00000000 0000803f 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
+        // REGISTER_ALU add.
+        "a8100000 00000000 00000000 04090100 3c000000 3c000000 00000100 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
+        // DRAIN.
+        "b1100000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
+        // DMA trigger with a wait.
+        "c1100000 05060000 64010000 71506f6f 6c494f30 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
+        // SET_ORDERING_MODE.
+        "cc100000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
+        // TENSOR_LOAD into register 61.
+        "ce100000 05040000 58000000 09000101 00000000 08730100 01000000 08000000 3d000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
+        // DMA_DIRECT2D from a DGE-table var into SBUF.
+        "d4100000 00000000 00000000 00081000 00000000 00000020 00080000 01000000 80000100 00080000 f8770300 00000010 00000400 01000000 80000100 00080a0a",
+        // DMA_MARK.
+        "da000000 00000000 00000000 00000010 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
+    ]
+    .iter()
+    .map(|h| rec(h))
+    .collect();
+    v.push(Record(SAMPLE_ADD));
+    v
+}
+
+#[test]
+fn every_opcode_has_a_sample_and_each_round_trips() {
+    let s = samples();
+    for op in NeuronOpcode::ALL {
+        assert!(
+            s.iter().any(|r| r.opcode() == op.byte()),
+            "no sample of {op:?}"
+        );
+    }
+    for r in s {
+        let n = NeuronInstr::decode(&r).unwrap_or_else(|e| panic!("{}: {e}", r.to_hex()));
+        assert_eq!(n.encode().unwrap(), r, "{n:?}");
+        assert!(!n.render(&Default::default()).is_empty());
+    }
+}
+
+#[test]
+fn the_two_encodings_share_only_the_header_and_the_trigger() {
+    for op in NeuronOpcode::ALL {
+        let shared = Opcode::from_byte(op.byte()).is_some();
+        assert_eq!(shared, matches!(op.byte(), 0xB1 | 0xC1), "{op:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
+    #[test]
+    fn a_changed_byte_decodes_canonically_or_is_rejected(
+        which in 0usize..22, at in 1usize..64, v in any::<u8>()
+    ) {
+        let mut r = samples()[which];
+        r.0[at] = v;
+        if let Ok(d) = NeuronInstr::decode(&r) {
+            prop_assert_eq!(d.encode().unwrap(), r);
+            let _ = d.model();
+            let _ = d.render(&Default::default());
+        }
+    }
+
+    #[test]
+    fn decoding_is_total(bytes in prop::collection::vec(any::<u8>(), 64)) {
+        let mut b = [0u8; 64];
+        b.copy_from_slice(&bytes);
+        let ops = NeuronOpcode::ALL;
+        let op = ops[usize::from(bytes[0]) % ops.len()];
+        b[0] = op.byte();
+        b[1] = op.length_byte();
+        if let Ok(n) = NeuronInstr::decode(&Record(b)) {
+            prop_assert_eq!(n.encode().unwrap(), Record(b));
+            let _ = n.model();
+        }
+        let _ = decode_any(&Record(b));
+    }
+}
+
 #[test]
 fn the_sample_tensor_tensor_decodes_to_an_fp32_add() {
     let n = NeuronInstr::decode(&Record(SAMPLE_ADD)).unwrap();
     assert_eq!(
-        n.sync,
+        n.sync(),
         Sync {
             waits: [
                 Some(SyncWait {
@@ -443,21 +156,40 @@ fn the_sample_tensor_tensor_decodes_to_an_fp32_add() {
             signal: Some(SemaphoreId(6)),
         }
     );
-    let Instruction::TensorTensor { op, out, in0, in1 } = &n.instr else {
-        panic!("{:?}", n.instr)
+    assert!(matches!(
+        n,
+        NeuronInstr::TensorTensor {
+            op: NeuronAlu::Add,
+            channels: 128,
+            ..
+        }
+    ));
+    let Some(Ok(Instruction::TensorTensor { op, out, in0, in1 })) = n.model() else {
+        panic!("{:?}", n.model())
     };
-    assert_eq!(*op, AluOp::Add);
+    assert_eq!(op, AluOp::Add);
     assert_eq!(
         (in0.offset(), in0.partitions(), in0.elements_per_partition()),
         (213_368, 128, 1000)
     );
-    assert_eq!(in1.resolve(in0).unwrap().offset(), 225_368);
+    let TensorOperand::Pattern(in1) = in1 else {
+        panic!("{in1:?}")
+    };
+    assert_eq!(in1.offset(), 225_368);
     assert_eq!(out.offset(), 0);
     assert_eq!(in0.dtype(), Dtype::F32);
     assert_eq!(n.encode().unwrap(), Record(SAMPLE_ADD));
+    assert!(matches!(
+        decode_any(&Record(SAMPLE_ADD)),
+        Ok(Decoded::Neuron(_))
+    ));
+    assert_eq!(
+        decode_any(&Record(SAMPLE_ADD)).unwrap().encoding(),
+        Encoding::Neuron
+    );
     let text = nrt_hal::isa::disassemble_record(&Record(SAMPLE_ADD));
     assert!(
-        text.contains("tensor_tensor.add") && text.contains("wait sem9>=16 signal sem6"),
+        text.starts_with("TENSOR_TENSOR S[9]>=16 S[6]++@complete op=ADD"),
         "{text}"
     );
 }
@@ -488,15 +220,21 @@ fn unknown_values_name_the_opcode_byte_and_field() {
     b[15] = 129;
     assert_eq!(field_error(b).0, 15);
 
-    // A bit in 18..=24 of an address word (a start partition?) is not guessed.
+    // SBUF address bits 18–24 are the start partition; bits above are not guessed, nor is a
+    // start partition of PSUM.
     let mut b = SAMPLE_ADD;
-    b[18] |= 0x04;
+    b[19] |= 0x04;
     let (at, msg) = field_error(b);
     assert_eq!(at, 16);
-    assert!(msg.contains("start partition"), "{msg}");
+    assert!(msg.contains("above 24"), "{msg}");
+    let mut b = SAMPLE_ADD;
+    b[48..52].copy_from_slice(&(0x0200_0000u32 | 1 << 18).to_le_bytes());
+    let (at, msg) = field_error(b);
+    assert_eq!(at, 48);
+    assert!(msg.contains("PSUM"), "{msg}");
 
     let mut b = SAMPLE_ADD;
-    b[12] = 0xA6; // bf16 in0: not a code the reference establishes
+    b[12] = 0xA0; // in0 dtype code 0: not a dtype
     assert_eq!(field_error(b).0, 12);
 
     let mut b = SAMPLE_ADD;
@@ -509,41 +247,41 @@ fn unknown_values_name_the_opcode_byte_and_field() {
 
     let e = NeuronInstr::decode(&Record({
         let mut r = [0u8; 64];
-        r[0] = 0x43;
+        r[0] = 0x44;
         r[1] = 0x10;
         r
     }))
     .unwrap_err();
-    assert_eq!(e, NeuronError::UnsupportedOpcode(0x43));
+    assert_eq!(e, NeuronError::UnsupportedOpcode(0x44));
 }
 
 #[test]
 fn memset_fill_bytes_and_pe_constants_are_checked() {
-    let out = AccessPattern::new(
-        ShortOperand::psum(0, 0, Dtype::F32).unwrap(),
-        128,
-        &[
-            Dim::new(1, 1),
-            Dim::new(1, 1),
-            Dim::new(1, 1),
-            Dim::new(1, 444),
-        ],
-    )
-    .unwrap();
-    let m = NeuronInstr {
-        opcode: NeuronOpcode::Memset,
-        sync: Sync::NONE,
-        instr: Instruction::Memset { out, value: 0.0 },
-        detail: Detail::None,
+    let memset = samples()[9];
+    let n = NeuronInstr::decode(&memset).unwrap();
+    let NeuronInstr::Memset { count, .. } = n else {
+        panic!("{n:?}")
     };
-    let mut b = m.encode().unwrap().0;
-    assert_eq!(u32::from_le_bytes([b[28], b[29], b[30], b[31]]), 444);
-    b[40] = 1;
+    assert_eq!(count, 1);
+    // A bf16 ones tile: the fill value is the dtype's bit pattern.
+    let mut b = memset.0;
+    b[32] = Dtype::Bf16.code();
+    b[40..44].copy_from_slice(&[0x80, 0x3f, 0, 0]);
+    let Some(Ok(Instruction::Memset { value, .. })) =
+        NeuronInstr::decode(&Record(b)).unwrap().model()
+    else {
+        panic!()
+    };
+    assert_eq!(value, 1.0);
+    b[42] = 1; // above a bf16's 16 bits
     let (at, msg) = field_error(b);
     assert_eq!(at, 40);
     assert!(msg.contains("fill value"), "{msg}");
+    let mut b = memset.0;
+    b[28] = 2;
+    assert_eq!(field_error(b).0, 28);
 
-    let ld = fp16_load_stationary();
+    let ld = fp16_load_weights();
     let mut b = ld.encode().unwrap().0;
     assert_eq!(b[39], 0x80);
     b[39] = 0x40;
@@ -556,63 +294,59 @@ fn memset_fill_bytes_and_pe_constants_are_checked() {
     assert_eq!(field_error(b).0, 33);
 }
 
-/// A single-pass fp16 LoadStationary of a 128 × 128 tile at SBUF 0x200, its columns walked
+/// A single-pass fp16 LDWEIGHTS of a 128 × 128 tile at SBUF 0x2fe, its columns walked
 /// backwards (the form real NEFFs use).
-fn fp16_load_stationary() -> NeuronInstr {
-    NeuronInstr {
-        opcode: NeuronOpcode::LoadStationary,
+fn fp16_load_weights() -> NeuronInstr {
+    NeuronInstr::LoadWeights {
         sync: Sync::NONE,
-        instr: Instruction::MatmulLoadStationary {
-            stationary: nrt_hal::testkit::ops::ap(
-                MemSpace::Sbuf,
-                0,
-                128,
-                0x200,
-                Dtype::F16,
-                &[Dim::new(0, 1), Dim::new(0, 1), Dim::new(-1, 128)],
-            ),
-            reversed: true,
-            pass: MatmulPass::Single,
+        src: NeuronAp {
+            addr: 0x2fe,
+            steps: [-1, 0, 0],
+            nums: [128, 1, 1],
         },
-        detail: Detail::LoadStationary {
-            transpose: false,
-            tail: PeTail::Trn2,
-        },
+        dtype: Dtype::F16,
+        fp32_mode: 0,
+        transpose: false,
+        k: 128,
+        m: 0x80,
+        tail: PeTail::Trn2,
     }
 }
 
 #[test]
+fn load_weights_reverses_its_columns_and_sets_the_pass() {
+    let Some(Ok(Instruction::MatmulLoadStationary {
+        stationary,
+        reversed,
+        pass,
+    })) = fp16_load_weights().model()
+    else {
+        panic!()
+    };
+    assert!(reversed);
+    assert_eq!(pass, MatmulPass::Single);
+    assert_eq!((stationary.offset(), stationary.partitions()), (0x2fe, 128));
+    assert_eq!(stationary.elements_per_partition(), 128);
+}
+
+#[test]
 fn multiply_moving_must_follow_its_load_stationary() {
-    let ld = fp16_load_stationary().encode().unwrap();
-    let mv_ap = AccessPattern::new(
-        ShortOperand::sbuf(0, 0, Dtype::F16).unwrap(),
-        128,
-        &[Dim::new(0, 1), Dim::new(0, 1), Dim::new(1, 64)],
-    )
-    .unwrap();
-    let dst = AccessPattern::new(
-        ShortOperand::psum(0, 0, Dtype::F32).unwrap(),
-        128,
-        &[Dim::new(0, 1), Dim::new(0, 1), Dim::new(1, 64)],
-    )
-    .unwrap();
-    let mm = NeuronInstr {
-        opcode: NeuronOpcode::MultiplyMoving,
+    let ld = fp16_load_weights().encode().unwrap();
+    let mm = NeuronInstr::Matmul {
         sync: Sync {
             waits: [None, None],
             signal: Some(SemaphoreId(5)),
         },
-        instr: Instruction::MatmulMoving {
-            dst,
-            moving: mv_ap,
-            accumulate: false,
-        },
-        detail: Detail::MultiplyMoving {
-            mode: 0,
-            transpose: false,
-            last: false,
-            byte46: 0,
-        },
+        src: NeuronAp::contiguous(0, 64),
+        dtype: Dtype::F16,
+        fp32_mode: 0,
+        transpose: false,
+        k: 128,
+        m: 0x80,
+        acc_flags: 1,
+        tail: 0x0F0F,
+        byte46: 0,
+        dst: NeuronAp::contiguous(0x0200_0000, 64),
     }
     .encode()
     .unwrap();
@@ -623,4 +357,68 @@ fn multiply_moving_must_follow_its_load_stationary() {
     other.0[34] = 1;
     let e = check_pe_pair(Some(&other), &mm).unwrap_err();
     assert!(e.to_string().contains("transpose mode"), "{e}");
+}
+
+#[test]
+fn new_operand_forms_map_onto_the_model() {
+    // ACTIVATE EXP reading its bias per partition.
+    let n = NeuronInstr::decode(&samples()[2]).unwrap();
+    let NeuronInstr::Activate { func, .. } = n else {
+        panic!()
+    };
+    assert_eq!(func, ActFunc::Exp);
+    let Some(Ok(Instruction::Activation { bias, scale, .. })) = n.model() else {
+        panic!()
+    };
+    assert!(matches!(bias, Some(ScalarOperand::Vector(b)) if b.offset() == 0x6010));
+    assert_eq!(scale, ScalarOperand::Imm(1.0));
+    // TENSOR_SCALAR: a pointer operand is a per-partition vector, BYPASS ends the chain.
+    let Some(Ok(Instruction::TensorScalar {
+        op0, operand0, op1, ..
+    })) = NeuronInstr::decode(&samples()[5]).unwrap().model()
+    else {
+        panic!()
+    };
+    assert_eq!((op0, op1), (AluOp::Multiply, AluOp::Bypass));
+    assert!(matches!(operand0, ScalarOperand::Vector(v) if v.offset() == 0x8040));
+    // A start partition in bits 18–24.
+    let mut b = samples()[6].0;
+    b[44..48].copy_from_slice(&(0x4170u32 | 64 << 18).to_le_bytes());
+    b[34] = 64;
+    let Some(Ok(Instruction::TensorCopy { out, .. })) =
+        NeuronInstr::decode(&Record(b)).unwrap().model()
+    else {
+        panic!()
+    };
+    assert_eq!((out.start_partition(), out.offset()), (64, 0x4170));
+    // DMA_DIRECT2D has semantics of its own.
+    let d = NeuronInstr::decode(&samples()[19]).unwrap();
+    assert!(d.model().is_none());
+    let NeuronInstr::DmaDirect2d {
+        src, src_pattern, ..
+    } = d
+    else {
+        panic!()
+    };
+    assert_eq!(
+        src,
+        DmaAddr {
+            offset: 0,
+            index: 0,
+            kind: DmaAddrKind::Table
+        }
+    );
+    assert_eq!(
+        src_pattern,
+        DmaPattern {
+            steps: [2048, 1],
+            nums: [128, 1]
+        }
+    );
+    // The trigger keeps its queue-set name.
+    let t = NeuronInstr::decode(&samples()[16]).unwrap();
+    assert!(matches!(
+        t.model(),
+        Some(Ok(Instruction::PseudoDmaTrigger { queue, block_id: 0 })) if queue == QueueSetName::new("qPoolIO0").unwrap()
+    ));
 }

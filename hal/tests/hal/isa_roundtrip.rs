@@ -2,8 +2,9 @@
 //! and the decoder accepts only canonical encodings.
 
 use nrt_hal::isa::{
-    AccessPattern, ActivationFunc, AluOp, Instruction, IotaDim, IotaPattern, MarkerLabel, Opcode,
-    QueueSetName, Record, ReduceCmd, ScalarOperand, SemCmp, SemOp, ShortOperand, RECORD_SIZE,
+    AccessPattern, ActivationFunc, AluOp, DmaEnd, DmaPattern, Instruction, IotaDim, IotaPattern,
+    MarkerLabel, Opcode, QueueSetName, Record, ReduceCmd, ScalarOperand, SemCmp, SemOp,
+    ShortOperand, RECORD_SIZE,
 };
 use nrt_hal::{DeviceAddr, EventId, SemaphoreId};
 use proptest::prelude::*;
@@ -82,6 +83,46 @@ fn arb_instruction_for(op: Opcode) -> BoxedStrategy<Instruction> {
         Opcode::EventWait => (arb_event(), any::<bool>())
             .prop_map(|(event, value)| I::EventWait { event, value })
             .boxed(),
+        Opcode::DmaDirect => {
+            let end = prop_oneof![
+                any::<u64>().prop_map(|a| DmaEnd::Absolute(DeviceAddr::new(a))),
+                (any::<u64>(), any::<u32>()).prop_map(|(a, offset)| DmaEnd::Slot {
+                    slot: DeviceAddr::new(a),
+                    offset
+                }),
+                (any::<u64>(), any::<u8>()).prop_map(|(a, register)| DmaEnd::SlotRegister {
+                    slot: DeviceAddr::new(a),
+                    register
+                }),
+            ];
+            let pattern = (any::<[i32; 2]>(), [1u16..=u16::MAX, 1u16..=u16::MAX])
+                .prop_map(|(steps, nums)| DmaPattern { steps, nums });
+            let dtype = select(nrt_hal::Dtype::ALL.to_vec());
+            (
+                (arb_sem(), any::<u8>(), dtype.clone(), dtype),
+                (end.clone(), end, pattern.clone(), pattern),
+                (any::<u16>(), any::<u16>()),
+            )
+                .prop_map(
+                    |(
+                        (sem, increment, src_dtype, dst_dtype),
+                        (src, dst, src_pattern, dst_pattern),
+                        (src_elem_size, dst_elem_size),
+                    )| I::DmaDirect {
+                        sem,
+                        increment,
+                        src_dtype,
+                        dst_dtype,
+                        src,
+                        dst,
+                        src_pattern,
+                        dst_pattern,
+                        src_elem_size,
+                        dst_elem_size,
+                    },
+                )
+                .boxed()
+        }
         Opcode::MatmulLoadStationary => (
             arb_ap(),
             any::<bool>(),
@@ -105,7 +146,7 @@ fn arb_instruction_for(op: Opcode) -> BoxedStrategy<Instruction> {
             arb_ap(),
             arb_ap(),
             arb_scalar(),
-            prop::option::of(arb_short()),
+            prop::option::of(arb_scalar()),
             select(ReduceCmd::ALL),
         )
             .prop_map(|(func, out, input, scale, bias, reduce)| I::Activation {
@@ -329,5 +370,5 @@ fn generators_cover_every_opcode() {
             .expect("strategy yields a value");
         assert_eq!(tree.current().opcode(), op);
     }
-    assert_eq!(Opcode::ALL.len(), 22);
+    assert_eq!(Opcode::ALL.len(), 23);
 }

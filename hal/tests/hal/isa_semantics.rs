@@ -103,6 +103,27 @@ fn one_of_each() -> Vec<Instruction> {
             out: sbuf(0, 8, 0, Dtype::F32, 4),
             input: a,
         },
+        Instruction::DmaDirect {
+            sem: SemaphoreId(8),
+            increment: 16,
+            src_dtype: Dtype::F32,
+            dst_dtype: Dtype::Bf16,
+            src: nrt_hal::isa::DmaEnd::Slot {
+                slot: nrt_hal::DeviceAddr::new(0x1000),
+                offset: 0x40,
+            },
+            dst: nrt_hal::isa::DmaEnd::Absolute(nrt_hal::DeviceAddr::new(0x2000)),
+            src_pattern: nrt_hal::isa::DmaPattern {
+                steps: [512, 0],
+                nums: [128, 1],
+            },
+            dst_pattern: nrt_hal::isa::DmaPattern {
+                steps: [1 << 18, 0],
+                nums: [128, 1],
+            },
+            src_elem_size: 512,
+            dst_elem_size: 256,
+        },
         Instruction::PseudoWriteVar {
             var_id: 1,
             offset: 0,

@@ -61,6 +61,14 @@ fn samples() -> Vec<Notification> {
             value: 0,
             awaited: 16,
         },
+        Notification::DgeError {
+            core: NcIndex(1),
+            engine: EngineKind::Pool,
+            compute_idx: 12,
+            instruction_index: 77,
+            fault: DmaFault::OutOfBounds,
+            address: DeviceAddr::new(0x80_0000_1000),
+        },
     ]
 }
 

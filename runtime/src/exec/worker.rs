@@ -416,11 +416,14 @@ fn record_reason(
     let rec = prog.records.get(i)?;
     let err = match nrt_hal::isa::neuron::decode_any(rec) {
         Err(e) => e.to_string(),
-        Ok(d) if d.encoding == nrt_hal::isa::neuron::Encoding::Neuron => {
+        Ok(nrt_hal::isa::neuron::Decoded::Neuron(n)) => {
             let prev = i.checked_sub(1).and_then(|p| prog.records.get(p));
             match nrt_hal::isa::neuron::check_pe_pair(prev, rec) {
                 Err(e) => e.to_string(),
-                Ok(()) => out_of_bounds(target, &d.instr)?,
+                Ok(()) => match n.model()? {
+                    Ok(instr) => out_of_bounds(target, &instr)?,
+                    Err(e) => e.to_string(),
+                },
             }
         }
         Ok(_) => return None,

@@ -22,7 +22,7 @@
 
 use std::collections::BTreeMap;
 
-use nrt_hal::isa::neuron::{Detail, Encoding, NeuronInstr, NeuronOpcode, Sync};
+use nrt_hal::isa::neuron::{Encoding, NeuronInstr, Sync};
 use nrt_hal::isa::{Instruction, Lowered, Opcode, Record};
 use nrt_hal::target::Direction;
 use nrt_hal::{DeviceAddr, QueueRef, Target};
@@ -189,15 +189,12 @@ fn trigger_wait(encoding: Encoding, rec: &Record) -> Option<Slot> {
         return None;
     }
     let n = NeuronInstr::decode(rec).ok()?;
-    let w = n.sync.waits[0]?;
-    NeuronInstr {
-        opcode: NeuronOpcode::Wait,
+    let w = n.sync().waits[0]?;
+    NeuronInstr::EventSemaphore {
         sync: Sync {
             waits: [Some(w), None],
             signal: None,
         },
-        instr: Instruction::Nop,
-        detail: Detail::None,
     }
     .encode()
     .ok()

@@ -88,6 +88,12 @@ fn stream(elements: u64, rate: u64) -> u64 {
     ISSUE_CYCLES.saturating_add(elements.div_ceil(rate.max(1)))
 }
 
+/// The cycles of a streaming instruction over `elements` per partition at `rate` elements per
+/// cycle (the element-wise row of the module table).
+pub fn stream_cycles(elements: u64, rate: u64) -> EngineCycles {
+    EngineCycles(stream(elements, rate))
+}
+
 /// Cycles of `engine`'s own clock that `instr` occupies it on `target` (see the module
 /// tables). Semaphore waits and DMA time are not included: the scheduler adds them.
 pub fn cost(instr: &Instruction, engine: EngineKind, target: Target) -> EngineCycles {
@@ -126,6 +132,7 @@ pub fn cost(instr: &Instruction, engine: EngineKind, target: Target) -> EngineCy
         Instruction::Memset { out, .. } | Instruction::Iota { out, .. } => {
             stream(out.elements_per_partition(), rate(engine, target, &[out]))
         }
+        Instruction::DmaDirect { .. } => NON_COMPUTE_CYCLES,
         Instruction::PseudoDmaTrigger { .. }
         | Instruction::PseudoWriteVar { .. }
         | Instruction::PseudoBarrier { .. }

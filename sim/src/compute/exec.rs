@@ -710,7 +710,7 @@ fn activation(
     out: &AccessPattern,
     input: &AccessPattern,
     scale: &ScalarOperand,
-    bias: Option<&ShortOperand>,
+    bias: Option<&ScalarOperand>,
     reduce: ReduceCmd,
 ) -> Result<ComputeOutcome, ComputeError> {
     let inp = tile(view, *input, "input", &mut s.offs_in)?;
@@ -726,17 +726,21 @@ fn activation(
     };
     let bias_v = match bias {
         None => None,
-        Some(bv) => {
+        Some(ScalarOperand::Imm(v)) => Some(PerPartition::Imm(*v)),
+        Some(ScalarOperand::Vector(bv)) => {
             let t = vector_tile(view, "act", "bias", *bv, parts, &mut s.offs_vec1)?;
             gather(view, &t, &mut s.aux);
-            Some(&s.aux[..])
+            Some(PerPartition::Vector(&s.aux[..]))
         }
     };
     if matches!(reduce, ReduceCmd::Idle | ReduceCmd::Reset) {
         let streamed = stream_rows(view, [&inp], &ot, |p, [x], len| {
             let (sc, row) = (scale_v.get(p), &mut x[..len]);
-            match bias_v {
-                Some(bv) => row.iter_mut().for_each(|x| *x = *x * sc + bv[p]),
+            match &bias_v {
+                Some(bv) => {
+                    let bi = bv.get(p);
+                    row.iter_mut().for_each(|x| *x = *x * sc + bi)
+                }
                 None => row.iter_mut().for_each(|x| *x *= sc),
             }
             activate_slice(func, row);
@@ -754,9 +758,9 @@ fn activation(
     res.reserve(s.input.len());
     for (p, row) in s.input.chunks_exact(n.max(1)).enumerate() {
         let sc = scale_v.get(p);
-        match bias_v {
+        match &bias_v {
             Some(bv) => {
-                let bi = bv[p];
+                let bi = bv.get(p);
                 res.extend(row.iter().map(|&x| x * sc + bi));
             }
             None => res.extend(row.iter().map(|&x| x * sc)),
@@ -1027,6 +1031,79 @@ fn iota(
         let nan = write_f32(view, &ot, &s.result);
         Ok(outcome(out, nan))
     }
+}
+
+/// `out[p, i] = (offset + mult·p + value(i) ≠ 0) ? in[p, i] : fill`, with `value` the
+/// pattern's affine value of element `i` (the Neuron encoding's affine select, docs/isa.md
+/// §3); elements correspond in element order. On error nothing is written.
+#[allow(clippy::too_many_arguments)]
+pub fn affine_select(
+    view: &mut OnChipView<'_>,
+    state: &mut EngineState,
+    out: &AccessPattern,
+    input: &AccessPattern,
+    pattern: &IotaPattern,
+    offset: i32,
+    partition_multiplier: i32,
+    fill: f32,
+) -> Result<ComputeOutcome, ComputeError> {
+    let mut s = core::mem::take(&mut state.scratch);
+    let r = affine_select_in(
+        view,
+        &mut s,
+        out,
+        input,
+        pattern,
+        offset,
+        partition_multiplier,
+        fill,
+    );
+    state.scratch = s;
+    r
+}
+
+#[allow(clippy::too_many_arguments)]
+fn affine_select_in(
+    view: &mut OnChipView<'_>,
+    s: &mut Scratch,
+    out: &AccessPattern,
+    input: &AccessPattern,
+    pattern: &IotaPattern,
+    offset: i32,
+    partition_multiplier: i32,
+    fill: f32,
+) -> Result<ComputeOutcome, ComputeError> {
+    let inp = tile(view, *input, "input", &mut s.offs_in)?;
+    let ot = tile(view, *out, "out", &mut s.offs_out)?;
+    let n = ot.epp();
+    if inp.len() != ot.len() || pattern.elements() != n as u64 {
+        return Err(ComputeError::ShapeMismatch {
+            opcode: "AFFINE_SELECT",
+            what: format!(
+                "in has {} elements, out {}, the value pattern {} per partition",
+                inp.len(),
+                ot.len(),
+                pattern.elements()
+            ),
+        });
+    }
+    gather(view, &inp, &mut s.input);
+    iota_values(
+        pattern,
+        offset,
+        partition_multiplier,
+        ot.parts(),
+        &mut s.ints_in,
+    );
+    s.result.clear();
+    s.result.extend(
+        s.input
+            .iter()
+            .zip(&s.ints_in)
+            .map(|(&x, &v)| if v != 0 { x } else { fill }),
+    );
+    let nan = write_f32(view, &ot, &s.result);
+    Ok(outcome(out, nan))
 }
 
 fn transpose(

@@ -108,7 +108,7 @@ use nrt_hal::isa::{AccessPattern, AluOp, ApError, MatmulPass, MemSpace, OperandE
 use nrt_hal::{Dtype, EngineKind};
 
 pub use cost::{cost, to_device_cycles, EngineCycles};
-pub use exec::execute;
+pub use exec::{affine_select, execute};
 
 /// Largest number of elements per partition an operand may have (the hardware's vector free
 /// size limit, docs/isa.md §2.2: 64K elements).
@@ -402,5 +402,14 @@ impl From<OperandError> for ComputeError {
             },
             OperandError::MixedOpKinds { op0, op1 } => ComputeError::MixedOpKinds { op0, op1 },
         }
+    }
+}
+
+/// The execution fault a compute error reports: operands outside memory are out of bounds,
+/// anything else is a malformed instruction.
+pub fn classify(e: &ComputeError) -> nrt_hal::notify::ExecFault {
+    match e {
+        ComputeError::OutOfBounds { .. } => nrt_hal::notify::ExecFault::OutOfBounds,
+        _ => nrt_hal::notify::ExecFault::Malformed,
     }
 }

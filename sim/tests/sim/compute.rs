@@ -310,7 +310,7 @@ fn matmul_bias_activation_matches_f64_reference() {
                 out: tile(Sbuf, 0, m as u32, off, Dtype::Bf16, n as u16),
                 input: dst,
                 scale: ScalarOperand::Imm(1.0),
-                bias: Some(so(Sbuf, 0, B_OFF, Dtype::F32)),
+                bias: Some(ScalarOperand::Vector(so(Sbuf, 0, B_OFF, Dtype::F32))),
                 reduce: ReduceCmd::Idle,
             },
         );
@@ -683,7 +683,7 @@ fn activation_applies_vector_scale_and_bias_per_partition() {
             out: tile(Sbuf, 0, 4, 256, Dtype::F32, 3),
             input: tile(Sbuf, 0, 4, 0, Dtype::F32, 3),
             scale: ScalarOperand::Vector(so(Sbuf, 10, 64, Dtype::F32)),
-            bias: Some(so(Sbuf, 20, 128, Dtype::Bf16)),
+            bias: Some(ScalarOperand::Vector(so(Sbuf, 20, 128, Dtype::Bf16))),
             reduce: ReduceCmd::Idle,
         },
     );
@@ -1342,7 +1342,7 @@ fn streamed_activation_scalar_and_copy_rows_match_element_by_element() {
             out: tile(Sbuf, 0, parts, 4096, Dtype::Bf16, n as u16),
             input: tile(Sbuf, 0, parts, 0, Dtype::F32, n as u16),
             scale: ScalarOperand::Vector(so(Sbuf, 50, 0, Dtype::F32)),
-            bias: Some(so(Sbuf, 60, 0, Dtype::F32)),
+            bias: Some(ScalarOperand::Vector(so(Sbuf, 60, 0, Dtype::F32))),
             reduce: ReduceCmd::Idle,
         },
     );
@@ -1888,7 +1888,7 @@ fn arb_consistent_instr() -> impl Strategy<Value = Instruction> {
                     out: place(o, &sh),
                     input: place(i, &sh),
                     scale,
-                    bias,
+                    bias: bias.map(ScalarOperand::Vector),
                     reduce,
                 }
             }),
@@ -2012,7 +2012,7 @@ fn arb_instr() -> impl Strategy<Value = Instruction> {
                     out,
                     input,
                     scale,
-                    bias,
+                    bias: bias.map(ScalarOperand::Vector),
                     reduce,
                 }
             }),

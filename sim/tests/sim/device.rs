@@ -435,7 +435,9 @@ fn run_mlp(dev: &Dev, model: &Mlp, runs: &[(bool, bool)]) -> (Vec<u8>, Vec<Notif
                     out: ap(0, o_off, M as u32, N as u16, f32b),
                     input: psum,
                     scale: ScalarOperand::Imm(1.0),
-                    bias: Some(ShortOperand::sbuf(0, b_off, f32b).unwrap()),
+                    bias: Some(ScalarOperand::Vector(
+                        ShortOperand::sbuf(0, b_off, f32b).unwrap(),
+                    )),
                     reduce: ReduceCmd::Idle,
                 },
                 Instruction::SemSignal {

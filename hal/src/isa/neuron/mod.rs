@@ -1,197 +1,56 @@
-//! The Neuron engine encoding: the 64-byte records real compiler NEFFs carry, decoded into the
-//! same [`Instruction`] model as the platform's own encoding (docs/neuron-isa.md).
+//! The Neuron engine encoding: the 64-byte records real compiler NEFFs carry (compilers 2.18 to
+//! 2.23), as one table of definitions (docs/neuron-isa.md).
 //!
-//! # Two encodings, one model
+//! # Two encodings
 //!
-//! A record's encoding is told by its opcode byte. The Neuron opcodes ([`NeuronOpcode`]:
-//! `0x01 0x02 0x21 0x23 0x41 0x42 0x46 0x47 0x49 0xA0 0xA4 0xCC`) and the platform's own
-//! (`0xD0..=0xFF`) are disjoint; `0xB1` (stream header) and `0xC1` (pseudo DMA trigger) mean
-//! the same in both. [`decode_any`] therefore decodes any record of either encoding into a
-//! [`Decoded`]: the shared [`Instruction`] plus the [`Sync`] block the Neuron encoding attaches
-//! to an instruction. The engine executor, cost model and disassembler see only that.
+//! A record's encoding is told by its opcode byte: the Neuron opcodes ([`NeuronOpcode`]) and the
+//! platform's own ([`Opcode`](crate::isa::Opcode)) are disjoint except `0xB1` (stream header /
+//! DRAIN) and `0xC1` (DMA trigger), which mean the same in both — a test holds the two tables
+//! to that. [`decode_any`] decodes a record of either encoding into a [`Decoded`]; a stream the
+//! loader knows to be Neuron-encoded ([`is_neuron_stream`]) is decoded with
+//! [`NeuronInstr::decode`] throughout, `0xB1` and `0xC1` included.
 //!
-//! A Neuron record decodes into a [`NeuronInstr`]:
+//! # What a record decodes to
 //!
-//! - `sync`: the sync block (bytes 4–11, plus the second wait slot of `0xA0`): up to two waits
-//!   "until semaphore ≥ value" that must hold before the instruction executes, and an
-//!   optional "+1 to a semaphore" applied when it completes;
-//! - `instr`: the semantics, in the shared model (`0xA0`/`0xA4`/`0xCC`/`0x23` are
-//!   [`Instruction::Nop`] with their waits in `sync`);
-//! - `detail`: the record's fields whose meaning is not established ([`Detail`]): constant or
-//!   few-valued bytes that must be re-encoded as they were. The executor never reads them.
+//! [`NeuronInstr`] (generated from [`table`](self) rows by
+//! [`instruction_set!`](crate::isa::layout)) holds each field as the record writes it: access
+//! patterns keep their raw address word ([`NeuronAp`]), DMA addresses their kind and index
+//! ([`DmaAddr`]), codes their enumeration ([`NeuronAlu`], [`ActFunc`]). Decoding accepts exactly
+//! the values the encoding is known to use — any other value of any field is a [`NeuronError`]
+//! naming the opcode, the byte offset, the field and the value, never a guess. What a record
+//! *does* is the simulator's: its Neuron dispatcher has one semantic function per variant.
 //!
-//! [`NeuronInstr::encode`] writes the record back; decode ∘ encode is the identity on every
-//! record the decoder accepts.
+//! Every record that can wait or signal has a `sync` field ([`Sync`], bytes 4–11: byte 4 wait
+//! mode `0x05` = until semaphore ≥ value, byte 5 its semaphore, bytes 8–11 the value; byte 6
+//! `0x13` = +1 to semaphore byte 7 on completion; `0xA0` adds a second wait at bytes 32, 33 and
+//! 36–37); [`NeuronInstr::sync`] reads it for any record.
 //!
-//! # Record layouts (byte offsets, little-endian)
+//! # Text
 //!
-//! Framing: byte 0 opcode, byte 1 `0x10`, bytes 2–3 zero. Sync block: byte 4 wait mode
-//! (`0x00` none, `0x05` wait until semaphore ≥ value), byte 5 wait semaphore, byte 6 update
-//! mode (`0x00` none, `0x13` +1 on completion), byte 7 update semaphore, bytes 8–11 u32 wait
-//! value. Unused halves are zero.
-//!
-//! Access patterns (APs): a 3-D AP is 16 bytes (u32 address word; i16 step[0..3]; u16
-//! num[0..3]), a 4-D AP 20 bytes (u32; i16 step[0..4]; u16 num[0..4]); index 0 is innermost and
-//! steps count elements. Address word: bit 25 set = PSUM (offset in bits 0–13), clear = SBUF
-//! (offset in bits 0–17); every other bit must be zero (a start partition other than 0 has no
-//! known encoding). In the model an AP is an [`AccessPattern`] from partition 0 with the
-//! opcode's partition count and dtype, and its dims listed outermost first (reversed).
-//!
-//! | opcode | model | operand bytes |
-//! |---|---|---|
-//! | `0x01` LoadStationary (PE) | `MatmulLoadStationary`, `reversed` | 16–31 stationary 3-D (SBUF); 32 dtype; 33 pass (fp16 0, fp32 1 or 2); 34 transpose mode; 38 K; 39 `0x80`; 44–47 [`PeTail`] |
-//! | `0x02` MultiplyMoving (PE) | `MatmulMoving` | 16–31 moving 3-D (SBUF); 32 dtype; 33 mode byte; 34 transpose mode; 38 K; 39 `0x80`; 43 flags (bit 0 start = overwrite, bit 1 last); 44–45 `0F 0F`; 46 `0x10`/`0x00`; 48–63 out 3-D (PSUM) |
-//! | `0x21` ACTIVATE (ACT) | `Activation` identity | 12 function selector, 15 flag (form A 0/0, form B 1/1); 16–31 in 3-D; 32 in dtype (low nibble) and bias dtype (high); 33 out dtype; 34 P; 35 bias flag (`0x01` bias vector, `0x80` none); 36–39 f32 scale (1.0); 40–43 bias address word; 48–63 out 3-D |
-//! | `0x41` TensorTensor (DVE) | `TensorTensor` with a full `in1` | 12 in0 dtype (low nibble), in1 dtype (high); 13 out dtype; 14 ALU op; 15 P; 16–31 in0; 32–47 in1; 48–63 out (3-D) |
-//! | `0x42` TensorReduce (DVE) | `TensorReduce` | 12–31 in 4-D; 32 in dtype; 33 out dtype (= in); 34 P; 36 ALU op; 37 reduced innermost dims + 1 (2 or 3); 44–63 out 4-D |
-//! | `0x46` copy / `0x47` converting copy (ACT, DVE) | `TensorCopy` | 12–31 in 4-D; 32 in dtype; 33 out dtype (equal for `0x46`, different floats for `0x47`); 34 P; 44–63 out 4-D |
-//! | `0x49` memset (DVE) | `Memset` 0.0 | 28–31 u32 element count (= out's per partition); 32 dtype; 34 P; 44–63 out 4-D |
-//! | `0xA0` wait | `Nop` | sync wait 1; 32 second wait mode, 33 semaphore, 36–37 u16 value |
-//! | `0xA4` final wait | `Nop` | sync wait only |
-//! | `0xC1` DMA trigger | `PseudoDmaTrigger` | optional sync wait; 12–43 queue-set name, NUL-padded; 48–51 u32 block id |
-//! | `0xB1`, `0xCC`, `0x23` | `StreamHeader`, `Nop`, `Nop` | none (bytes 2–63 zero) |
-//!
-//! Dtype codes are `nrt_dtype_t` values: `0x07` fp16, `0x08` int32 (raw copies only), `0x0A`
-//! fp32. ALU codes: `0x04` add, `0x08` max. Which opcode may use which half of the sync block
-//! is fixed per opcode (see [`NeuronOpcode::sync_rule`]).
-//!
-//! # Strictness
-//!
-//! The decoder accepts exactly the values this encoding is known to use; any other value of any
-//! field is a [`NeuronError`] naming the opcode, the byte offset, the field and the value —
-//! never a guess. Semantics it does not check (operand bounds against the target's memories,
-//! matmul pairing across records) are checked by the executor and by [`check_pe_pair`].
+//! [`NeuronInstr::write_text`] renders a record as AWS's profiler renders its operands, given the
+//! [`Names`] of the NEFF it comes from (docs/neuron-isa.md §14); [`NeuronInstr::render`] returns
+//! it as a string.
 
-mod decode;
-mod encode;
+mod operand;
+mod slots;
+mod table;
+mod text;
 
 use crate::addr::SemaphoreId;
-use crate::dtype::Dtype;
 
 use super::codec::{DecodeError, Record};
 use super::instr::Instruction;
+use super::layout::LayoutError;
 
-pub use decode::check_pe_pair;
+pub use operand::{
+    dtype_name, ActFunc, DmaAddr, DmaAddrKind, DmaPattern, NeuronAlu, NeuronAp, PARTITION_SHIFT,
+    PARTITION_STRIDE, PSUM_BIT,
+};
+pub use table::{NeuronInstr, NeuronOpcode};
+pub use text::Names;
 
-/// The opcodes of the Neuron encoding (byte 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[repr(u8)]
-pub enum NeuronOpcode {
-    /// `0x01` LoadStationary (PE).
-    LoadStationary = 0x01,
-    /// `0x02` MultiplyMoving (PE).
-    MultiplyMoving = 0x02,
-    /// `0x21` ACTIVATE (ACT).
-    Activate = 0x21,
-    /// `0x23` activation-table load (ACT): no effect on data.
-    ActTableLoad = 0x23,
-    /// `0x41` TensorTensor (DVE).
-    TensorTensor = 0x41,
-    /// `0x42` TensorReduce (DVE).
-    TensorReduce = 0x42,
-    /// `0x46` tensor copy, same dtype (ACT, DVE).
-    Copy = 0x46,
-    /// `0x47` tensor copy with conversion (ACT).
-    ConvertCopy = 0x47,
-    /// `0x49` memset to zero (DVE).
-    Memset = 0x49,
-    /// `0xA0` wait (two wait slots).
-    Wait = 0xA0,
-    /// `0xA4` final wait.
-    FinalWait = 0xA4,
-    /// `0xB1` stream header.
-    StreamHeader = 0xB1,
-    /// `0xC1` DMA trigger (a pseudo-instruction the runtime rewrites).
-    DmaTrigger = 0xC1,
-    /// `0xCC` second record of every trn2 stream: no effect.
-    Preamble = 0xCC,
-}
-
-/// Which halves of the sync block an opcode may use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SyncRule {
-    /// The wait half (bytes 4, 5, 8–11) may be set.
-    pub wait: bool,
-    /// The wait is required (`0xA0`, `0xA4`).
-    pub wait_required: bool,
-    /// The update half (bytes 6–7) may be set.
-    pub update: bool,
-}
-
-impl NeuronOpcode {
-    /// Every opcode, in code order.
-    pub const ALL: [NeuronOpcode; 14] = [
-        NeuronOpcode::LoadStationary,
-        NeuronOpcode::MultiplyMoving,
-        NeuronOpcode::Activate,
-        NeuronOpcode::ActTableLoad,
-        NeuronOpcode::TensorTensor,
-        NeuronOpcode::TensorReduce,
-        NeuronOpcode::Copy,
-        NeuronOpcode::ConvertCopy,
-        NeuronOpcode::Memset,
-        NeuronOpcode::Wait,
-        NeuronOpcode::FinalWait,
-        NeuronOpcode::StreamHeader,
-        NeuronOpcode::DmaTrigger,
-        NeuronOpcode::Preamble,
-    ];
-
-    /// The opcode with byte `b`.
-    pub fn from_byte(b: u8) -> Option<NeuronOpcode> {
-        Self::ALL.into_iter().find(|o| *o as u8 == b)
-    }
-
-    /// Byte 0.
-    pub const fn byte(self) -> u8 {
-        self as u8
-    }
-
-    /// The name the disassembler and error messages use.
-    pub const fn name(self) -> &'static str {
-        match self {
-            NeuronOpcode::LoadStationary => "load_stationary",
-            NeuronOpcode::MultiplyMoving => "multiply_moving",
-            NeuronOpcode::Activate => "activate",
-            NeuronOpcode::ActTableLoad => "act_table_load",
-            NeuronOpcode::TensorTensor => "tensor_tensor",
-            NeuronOpcode::TensorReduce => "tensor_reduce",
-            NeuronOpcode::Copy => "tensor_copy",
-            NeuronOpcode::ConvertCopy => "tensor_copy_convert",
-            NeuronOpcode::Memset => "memset",
-            NeuronOpcode::Wait => "wait",
-            NeuronOpcode::FinalWait => "final_wait",
-            NeuronOpcode::StreamHeader => "header",
-            NeuronOpcode::DmaTrigger => "dma_trigger",
-            NeuronOpcode::Preamble => "preamble",
-        }
-    }
-
-    /// Whether only this encoding uses the opcode (everything but `0xB1` and `0xC1`).
-    pub const fn is_neuron_only(self) -> bool {
-        !matches!(self, NeuronOpcode::StreamHeader | NeuronOpcode::DmaTrigger)
-    }
-
-    /// The halves of the sync block the opcode uses.
-    pub const fn sync_rule(self) -> SyncRule {
-        use NeuronOpcode::*;
-        let (wait, wait_required, update) = match self {
-            TensorTensor | TensorReduce | Copy | ConvertCopy | Memset | Activate => {
-                (true, false, true)
-            }
-            LoadStationary => (true, false, false),
-            MultiplyMoving => (false, false, true),
-            Wait | FinalWait => (true, true, false),
-            DmaTrigger => (true, false, false),
-            StreamHeader | Preamble | ActTableLoad => (false, false, false),
-        };
-        SyncRule {
-            wait,
-            wait_required,
-            update,
-        }
-    }
-}
+/// Registers per engine (the numbers a register field may hold).
+pub const REGISTERS: u32 = 256;
 
 /// Wait mode byte: wait until the semaphore is ≥ the value.
 pub const WAIT_GE: u8 = 0x05;
@@ -255,61 +114,6 @@ impl PeTail {
     }
 }
 
-/// The two forms of `0x21` ACTIVATE real NEFFs use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ActForm {
-    /// Selector 0, flag 0, bias flag `0x01`: a per-partition bias vector is added.
-    Bias,
-    /// Selector 1, flag 1, bias flag `0x80`, address 0: no bias; `bias_dtype` is the high
-    /// nibble of byte 32, kept as written.
-    NoBias {
-        /// The (unused) bias dtype nibble.
-        bias_dtype: Dtype,
-    },
-}
-
-/// Fields of a Neuron record with no established meaning, kept so the record re-encodes
-/// exactly. The executor never reads them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Detail {
-    /// The opcode has no such fields.
-    None,
-    /// `0x01` LoadStationary.
-    LoadStationary {
-        /// Byte 34: transpose mode (the result of the following `0x02` is in the input dtype).
-        transpose: bool,
-        /// Bytes 44–47.
-        tail: PeTail,
-    },
-    /// `0x02` MultiplyMoving.
-    MultiplyMoving {
-        /// Byte 33 (fp16: 0; fp32: 3, or 2 on identity-moving weight transposes).
-        mode: u8,
-        /// Byte 34: transpose mode.
-        transpose: bool,
-        /// Byte 43 bit 1 ("last" of an accumulation group; no effect).
-        last: bool,
-        /// Byte 46 (`0x10` on trn1, `0x00` on trn2).
-        byte46: u8,
-    },
-    /// `0x21` ACTIVATE.
-    Activate(ActForm),
-}
-
-/// A decoded Neuron record: opcode, sync block, semantics in the shared model, and the
-/// encoding-only fields.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NeuronInstr {
-    /// The opcode.
-    pub opcode: NeuronOpcode,
-    /// Waits before, signal after.
-    pub sync: Sync,
-    /// The semantics.
-    pub instr: Instruction,
-    /// Fields without established meaning.
-    pub detail: Detail,
-}
-
 /// Why a Neuron record is rejected (decoding), or cannot be written (encoding).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NeuronError {
@@ -338,7 +142,7 @@ pub enum NeuronError {
         /// The rule broken, with the values found.
         what: String,
     },
-    /// An instruction of the model that this encoding cannot express.
+    /// A field value this encoding cannot hold.
     #[error("not expressible in the Neuron encoding: {0}")]
     NotEncodable(String),
 }
@@ -347,10 +151,74 @@ fn opcode_name(b: u8) -> &'static str {
     NeuronOpcode::from_byte(b).map_or("?", NeuronOpcode::name)
 }
 
+impl LayoutError for NeuronError {
+    fn unknown_opcode(byte: u8) -> Self {
+        NeuronError::UnsupportedOpcode(byte)
+    }
+    fn bad_length_byte(opcode: u8, byte: u8) -> Self {
+        let why = if NeuronOpcode::from_byte(opcode).is_some_and(|o| o.length_byte() == 0) {
+            "always 0x00 for this opcode"
+        } else {
+            "always 0x10"
+        };
+        NeuronError::Field {
+            opcode,
+            offset: 1,
+            field: "length byte",
+            value: u64::from(byte),
+            why,
+        }
+    }
+    fn reserved_flag_bits(opcode: u8, offset: usize, bits: u8) -> Self {
+        NeuronError::Field {
+            opcode,
+            offset,
+            field: "flags",
+            value: u64::from(bits),
+            why: "undefined flag bits are set",
+        }
+    }
+    fn reserved_byte(opcode: u8, offset: usize, value: u8, field: Option<&'static str>) -> Self {
+        let (field, why) = match (field, offset) {
+            (Some(f), _) => (f, "the field's unused bytes must be zero"),
+            (None, 2..=3) => ("framing", "always zero"),
+            (None, 4..=11) => ("sync block", "unused half of the sync block must be zero"),
+            (None, _) => ("reserved", "documented as zero"),
+        };
+        NeuronError::Field {
+            opcode,
+            offset,
+            field,
+            value: u64::from(value),
+            why,
+        }
+    }
+}
+
+impl NeuronInstr {
+    /// The record's sync block ([`Sync::NONE`] for opcodes without one).
+    pub fn sync(&self) -> Sync {
+        self.field::<Sync>("sync").copied().unwrap_or(Sync::NONE)
+    }
+
+    /// Writes the record; fails only when a field does not fit its slot.
+    pub fn encode(&self) -> Result<Record, NeuronError> {
+        self.encode_fields()
+    }
+
+    /// The profiler's text of the record (its `operands` string), with `names` from the NEFF.
+    pub fn render(&self, names: &Names) -> String {
+        let mut s = String::new();
+        // Writing into a String cannot fail.
+        let _ = self.write_text(names, &mut s);
+        s
+    }
+}
+
 /// Which encoding a record belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Encoding {
-    /// The platform's own encoding (opcodes `0xB1`, `0xC1`, `0xD0..=0xFF`).
+    /// The platform's own encoding.
     Platform,
     /// The Neuron encoding of real compiler NEFFs.
     Neuron,
@@ -358,13 +226,29 @@ pub enum Encoding {
 
 /// A record decoded from either encoding.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Decoded {
-    /// The encoding it was decoded with.
-    pub encoding: Encoding,
+pub enum Decoded {
+    /// A record of the platform's encoding.
+    Platform(Instruction),
+    /// A record of the Neuron encoding.
+    Neuron(NeuronInstr),
+}
+
+impl Decoded {
+    /// Its encoding.
+    pub fn encoding(&self) -> Encoding {
+        match self {
+            Decoded::Platform(_) => Encoding::Platform,
+            Decoded::Neuron(_) => Encoding::Neuron,
+        }
+    }
+
     /// Its sync block ([`Sync::NONE`] for platform records).
-    pub sync: Sync,
-    /// Its semantics.
-    pub instr: Instruction,
+    pub fn sync(&self) -> Sync {
+        match self {
+            Decoded::Platform(_) => Sync::NONE,
+            Decoded::Neuron(n) => n.sync(),
+        }
+    }
 }
 
 /// A record failed to decode in its encoding.
@@ -392,29 +276,19 @@ impl AnyDecodeError {
 /// The encoding that owns opcode byte `b`: the Neuron encoding for its own opcodes, the
 /// platform's for everything else (including the shared `0xB1` and `0xC1`).
 pub fn encoding_of(b: u8) -> Encoding {
-    match NeuronOpcode::from_byte(b) {
-        Some(o) if o.is_neuron_only() => Encoding::Neuron,
-        _ => Encoding::Platform,
+    if NeuronOpcode::from_byte(b).is_some() && crate::isa::Opcode::from_byte(b).is_none() {
+        Encoding::Neuron
+    } else {
+        Encoding::Platform
     }
 }
 
 /// Decodes a record of either encoding, choosing by its opcode byte ([`encoding_of`]).
 pub fn decode_any(record: &Record) -> Result<Decoded, AnyDecodeError> {
-    match encoding_of(record.opcode()) {
-        Encoding::Neuron => {
-            let n = NeuronInstr::decode(record)?;
-            Ok(Decoded {
-                encoding: Encoding::Neuron,
-                sync: n.sync,
-                instr: n.instr,
-            })
-        }
-        Encoding::Platform => Ok(Decoded {
-            encoding: Encoding::Platform,
-            sync: Sync::NONE,
-            instr: Instruction::decode(record)?,
-        }),
-    }
+    Ok(match encoding_of(record.opcode()) {
+        Encoding::Neuron => Decoded::Neuron(NeuronInstr::decode(record)?),
+        Encoding::Platform => Decoded::Platform(Instruction::decode(record)?),
+    })
 }
 
 /// Whether every record of a stream belongs to the Neuron encoding's opcode set (`0xB1` and
@@ -423,4 +297,32 @@ pub fn is_neuron_stream(records: &[Record]) -> bool {
     records
         .iter()
         .all(|r| NeuronOpcode::from_byte(r.opcode()).is_some())
+}
+
+/// Checks that a `0x02` MATMUL record follows a `0x01` LDWEIGHTS with the same dtype (byte 32),
+/// transpose mode (byte 34) and K (byte 38); other records pass. `prev` is the record before
+/// `cur` in the same stream.
+pub fn check_pe_pair(prev: Option<&Record>, cur: &Record) -> Result<(), NeuronError> {
+    if cur.opcode() != NeuronOpcode::Matmul.byte() {
+        return Ok(());
+    }
+    let op = cur.opcode();
+    let Some(prev) = prev.filter(|p| p.opcode() == NeuronOpcode::LoadWeights.byte()) else {
+        return Err(NeuronError::Operands {
+            opcode: op,
+            what: "not preceded by a 0x01 LoadStationary".into(),
+        });
+    };
+    for (at, field) in [(32, "dtype"), (34, "transpose mode"), (38, "K")] {
+        if prev.0[at] != cur.0[at] {
+            return Err(NeuronError::Operands {
+                opcode: op,
+                what: format!(
+                    "{field} (byte {at}) is {:#x} but the preceding LoadStationary has {:#x}",
+                    cur.0[at], prev.0[at]
+                ),
+            });
+        }
+    }
+    Ok(())
 }
