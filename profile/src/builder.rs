@@ -456,7 +456,10 @@ impl ProfileBuilder {
                 .collect(),
             events,
             dma_hbm_bytes: pk.iter().fold((0, 0), |acc, (p, _, _)| {
-                (acc.0 + p.hbm_bytes.0, acc.1 + p.hbm_bytes.1)
+                (
+                    acc.0.saturating_add(p.hbm_bytes.0),
+                    acc.1.saturating_add(p.hbm_bytes.1),
+                )
             }),
         };
         let summary = spans.summary(&self.base);

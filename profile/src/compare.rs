@@ -87,7 +87,8 @@ pub struct DurationDiff {
 impl DurationDiff {
     /// Simulated minus device duration, ns.
     pub fn delta_ns(&self) -> i64 {
-        self.sim_ns as i64 - self.device_ns as i64
+        let d = i128::from(self.sim_ns) - i128::from(self.device_ns);
+        d.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
     }
 }
 
@@ -188,27 +189,26 @@ fn by_offset(s: &[(&Instruction, u64)], d: &[(&Instruction, u64)]) -> Option<(i6
     for (i, _) in d {
         by_op.entry(i.opcode.as_str()).or_default().push(i.pc);
     }
-    let mut votes: HashMap<i64, u64> = HashMap::new();
+    let mut votes: HashMap<i128, u64> = HashMap::new();
     for (i, _) in s.iter().take(64) {
         for &pc in by_op.get(i.opcode.as_str()).into_iter().flatten() {
-            *votes.entry(pc as i64 - i.pc as i64).or_insert(0) += 1;
+            *votes.entry(i128::from(pc) - i128::from(i.pc)).or_insert(0) += 1;
         }
     }
-    let mut cand: Vec<(u64, i64)> = votes.into_iter().map(|(o, n)| (n, o)).collect();
+    let mut cand: Vec<(u64, i128)> = votes.into_iter().map(|(o, n)| (n, o)).collect();
     cand.sort_by(|a, b| {
         b.0.cmp(&a.0)
             .then(a.1.abs().cmp(&b.1.abs()))
             .then(a.1.cmp(&b.1))
     });
-    let score = |off: i64| -> (u64, Pairs) {
+    let score = |off: i128| -> (u64, Pairs) {
         let mut pairs = Vec::new();
         let mut same = 0;
         for (n, (i, k)) in s.iter().enumerate() {
-            let pc = i.pc as i64 + off;
-            if pc < 0 {
+            let Ok(pc) = u64::try_from(i128::from(i.pc) + off) else {
                 continue;
-            }
-            if let Some(&j) = at.get(&(pc as u64, *k)) {
+            };
+            if let Some(&j) = at.get(&(pc, *k)) {
                 pairs.push((n, j));
                 same += u64::from(d[j].0.opcode == i.opcode);
             }
@@ -222,12 +222,15 @@ fn by_offset(s: &[(&Instruction, u64)], d: &[(&Instruction, u64)]) -> Option<(i6
             (same, off, pairs)
         })
         .max_by(|a, b| a.0.cmp(&b.0).then(b.1.abs().cmp(&a.1.abs())))
-        .map(|(_, off, pairs)| (off, pairs))
+        .map(|(_, off, pairs)| {
+            let off = off.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+            (off, pairs)
+        })
 }
 
 /// The most edit steps the sequence alignment explores before it gives up (its memory grows
-/// with the square of this).
-const MAX_EDITS: usize = 4000;
+/// with the square of this: 16 MiB at the limit).
+const MAX_EDITS: usize = 2048;
 
 /// Longest common subsequence of `a` and `b` by Myers' O(ND) algorithm: the matched index
 /// pairs, or `None` beyond [`MAX_EDITS`] edits.
@@ -236,10 +239,16 @@ fn lcs(a: &[&str], b: &[&str]) -> Option<Pairs> {
     let max = (n + m).min(MAX_EDITS as i64);
     let off = max + 1;
     let mut v = vec![0i64; (2 * max + 3) as usize];
-    let mut trace: Vec<Vec<i64>> = Vec::new();
+    let mut trace: Vec<Vec<i32>> = Vec::new();
     let mut found = None;
     'outer: for dd in 0..=max {
-        trace.push(v[(off - dd) as usize..=(off + dd) as usize].to_vec());
+        // Indices fit in i32: a side longer than that is not aligned (see `by_sequence`).
+        trace.push(
+            v[(off - dd) as usize..=(off + dd) as usize]
+                .iter()
+                .map(|&x| x as i32)
+                .collect(),
+        );
         let mut k = -dd;
         while k <= dd {
             let idx = (off + k) as usize;
@@ -266,7 +275,7 @@ fn lcs(a: &[&str], b: &[&str]) -> Option<Pairs> {
     let get = |d: i64, k: i64| -> i64 {
         let row = &trace[d as usize];
         // row covers k in -d..=d of the V before step d: index k + d.
-        row[(k + d) as usize]
+        i64::from(row[(k + d) as usize])
     };
     let mut pairs = Vec::new();
     let (mut x, mut y) = (n, m);
@@ -299,6 +308,9 @@ fn lcs(a: &[&str], b: &[&str]) -> Option<Pairs> {
 /// The LCS matches plus, in each gap between matches, the leftovers of both sides paired in
 /// order (the leading gap pairs toward its end, where the program begins).
 fn by_sequence(s: &[(&Instruction, u64)], d: &[(&Instruction, u64)]) -> Option<Pairs> {
+    if s.len() > i32::MAX as usize / 2 || d.len() > i32::MAX as usize / 2 {
+        return None;
+    }
     let a: Vec<&str> = s.iter().map(|(i, _)| i.opcode.as_str()).collect();
     let b: Vec<&str> = d.iter().map(|(i, _)| i.opcode.as_str()).collect();
     let matches = lcs(&a, &b)?;

@@ -61,7 +61,17 @@ pub(crate) struct Spans<'a> {
 
 /// Total length of the union of `[start, end)` intervals.
 pub fn union_len(mut iv: Vec<(u64, u64)>) -> u64 {
-    merge(&mut iv).iter().map(|&(s, e)| e - s).sum()
+    sat_sum(merge(&mut iv).iter().map(|&(s, e)| e - s))
+}
+
+/// Sum that saturates instead of overflowing (hostile input cannot make it panic).
+fn sat_sum(it: impl Iterator<Item = u64>) -> u64 {
+    it.fold(0u64, u64::saturating_add)
+}
+
+/// Σ(end − start).
+fn lengths(iv: &[(u64, u64)]) -> u64 {
+    sat_sum(iv.iter().map(|&(a, b)| b.saturating_sub(a)))
 }
 
 /// The union of intervals as disjoint sorted intervals; touching intervals merge.
@@ -121,7 +131,7 @@ impl Spans<'_> {
                 .filter(|sp| !sp.rec.is_wait())
                 .map(|sp| (sp.start_ps, sp.end_ps))
                 .collect();
-            busy[e.index()] = secs(work.iter().map(|&(a, b)| b.saturating_sub(a)).sum());
+            busy[e.index()] = secs(lengths(&work));
             active[e.index()] = secs(union_len(work));
         }
         macro_rules! engine_keys {
@@ -178,8 +188,8 @@ impl Spans<'_> {
         };
         let all = iv(&|_| true);
         let n_all = self.packets.len() as u64;
-        let bytes_all: u64 = self.packets.iter().map(|p| p.bytes).sum();
-        s.dma_packet_time = secs(all.iter().map(|&(a, b)| b.saturating_sub(a)).sum());
+        let bytes_all = sat_sum(self.packets.iter().map(|p| p.bytes));
+        s.dma_packet_time = secs(lengths(&all));
         let dma_active = union_len(all);
         s.dma_active_time = secs(dma_active);
         s.dma_active_cycles = cycles(dma_active);
@@ -202,7 +212,7 @@ impl Spans<'_> {
             let c = class(p.kind);
             if c < 3 {
                 n[c] += 1;
-                b[c] += p.bytes;
+                b[c] = b[c].saturating_add(p.bytes);
             }
         }
         let nf = n_all as f64;
@@ -245,11 +255,13 @@ impl Spans<'_> {
         // Counts.
         let events: u64 = self.events.values().sum();
         s.event_count = events;
-        s.trace_count = self.instrs.len() as u64 + n_all + events;
+        s.trace_count = (self.instrs.len() as u64)
+            .saturating_add(n_all)
+            .saturating_add(events);
 
         // Per-instruction counters.
         let sum = |f: &dyn Fn(&Instruction) -> Option<u64>| -> u64 {
-            self.instrs.iter().filter_map(|sp| f(sp.rec)).sum()
+            sat_sum(self.instrs.iter().filter_map(|sp| f(sp.rec)))
         };
         s.sbuf_read_bytes = sum(&|r| r.sbuf_read_bytes);
         s.sbuf_write_bytes = sum(&|r| r.sbuf_write_bytes);
@@ -257,30 +269,30 @@ impl Spans<'_> {
         s.psum_write_bytes = sum(&|r| r.psum_write_bytes);
         s.psum_read_sbuf_write_bytes = sum(&|r| r.psum_read_sbuf_write_bytes);
         s.psum_read_sbuf_write_count = sum(&|r| r.is_psum_read_sbuf_write.map(u64::from));
-        s.hbm_read_bytes = sum(&|r| r.hbm_read_bytes) + self.dma_hbm_bytes.0;
-        s.hbm_write_bytes = sum(&|r| r.hbm_write_bytes) + self.dma_hbm_bytes.1;
+        s.hbm_read_bytes = sum(&|r| r.hbm_read_bytes).saturating_add(self.dma_hbm_bytes.0);
+        s.hbm_write_bytes = sum(&|r| r.hbm_write_bytes).saturating_add(self.dma_hbm_bytes.1);
         let is = |op: &'static str| move |r: &Instruction| r.opcode == op;
         s.matmul_instruction_count = sum(&|r| is("MATMUL")(r).then_some(1));
         s.activate_instruction_count = sum(&|r| is("ACTIVATE")(r).then_some(1));
-        s.activate_instruction_time = secs(
+        s.activate_instruction_time = secs(sat_sum(
             self.instrs
                 .iter()
                 .filter(|sp| sp.rec.opcode == "ACTIVATE")
-                .map(|sp| sp.end_ps.saturating_sub(sp.start_ps))
-                .sum(),
-        );
-        s.hardware_flops = 2 * sum(&|r| if is("MATMUL")(r) { r.elements } else { None });
-        s.transpose_flops = 2 * sum(&|r| {
+                .map(|sp| sp.end_ps.saturating_sub(sp.start_ps)),
+        ));
+        s.hardware_flops =
+            2u64.saturating_mul(sum(&|r| if is("MATMUL")(r) { r.elements } else { None }));
+        s.transpose_flops = 2u64.saturating_mul(sum(&|r| {
             if is("MATMUL")(r) && r.instruction_type == "TRANSPOSE" {
                 r.elements
             } else {
                 None
             }
-        });
+        }));
 
         // Utilisation (docs/profile.md §4.2).
         let regular = s.hardware_flops.saturating_sub(s.transpose_flops) as f64;
-        let hbm = (s.hbm_read_bytes + s.hbm_write_bytes) as f64;
+        let hbm = s.hbm_read_bytes as f64 + s.hbm_write_bytes as f64;
         s.mfu_estimated_percent = frac(regular, 2.0 * PE_PEAK_FLOPS * total_s);
         s.mfu_inst_estimated_percent = s.mfu_estimated_percent;
         s.hfu_estimated_percent = frac(s.hardware_flops as f64, 2.0 * PE_PEAK_FLOPS * total_s);
@@ -300,8 +312,8 @@ impl Spans<'_> {
         s
     }
 
-    /// `active_time[]`: per subgraph (in order of first appearance) and engine (PE, ACT, DVE,
-    /// Pool, SP — the order of the device files), the merged busy intervals of the
+    /// `active_time[]`: per subgraph (in name order) and engine (PE, ACT, DVE, Pool, SP; the
+    /// device files' order of engines varies), the merged busy intervals of the
     /// non-EVENT_SEMAPHORE instructions, floored to ns.
     pub fn active_time(&self) -> Vec<ActiveTime> {
         const ORDER: [EngineKind; 5] = [
@@ -334,7 +346,7 @@ impl Spans<'_> {
         out
     }
 
-    /// The subgraph names, in order of first appearance among instructions, packets, events.
+    /// The subgraph names of instructions, packets and events, sorted.
     fn subgraphs(&self) -> Vec<String> {
         let mut v: Vec<String> = Vec::new();
         let names = self

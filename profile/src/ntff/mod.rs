@@ -414,7 +414,7 @@ fn section(
     if size == 0 {
         return Ok(None);
     }
-    let end = off.checked_add(size).unwrap_or(u64::MAX);
+    let end = off.saturating_add(size);
     if end > area_len as u64 {
         return Err(truncated(
             &format!("trace section (type {kind})"),
@@ -509,7 +509,7 @@ impl NtffTrace {
                 } else {
                     let off = s.uint_or0(7)?;
                     let size = s.uint_or0(8)?;
-                    let end = off.checked_add(size).unwrap_or(u64::MAX);
+                    let end = off.saturating_add(size);
                     if end > area.len() as u64 {
                         return Err(truncated(
                             &format!("{name} {engine:?} stream"),
