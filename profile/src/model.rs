@@ -218,7 +218,7 @@ pub struct Predecessor {
     pub kind: String,
 }
 
-/// `dma[].queue_type`: which kind of queue carried a packet (docs/profile.md §3.3).
+/// `dma[].queue_type`: which kind of queue carried a packet (docs/profile.md §3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum QueueType {
     /// A NEFF's static DMA ring (IO, spill): `static`.

@@ -1,5 +1,5 @@
-//! The trace reader against the calibration tables of the shared NTFF notes (their §7 for
-//! the nine version-5 traces, §8.5 for the six version-6 ones): the figures it reads from
+//! The trace reader against the calibration tables of the shared NTFF notes (their section 7 for
+//! the nine version-5 traces, section 8.5 for the six version-6 ones): the figures it reads from
 //! each trace equal the table's — total time, NEFF span, per engine the instructions traced,
 //! the NEFF's instructions and their busy times, the DMA data packets, bytes, blocks and
 //! active time; and for version 6, the neuron-profile figures (per-engine counts, instruction
@@ -26,7 +26,7 @@ fn decimals(cell: &str) -> u32 {
     })
 }
 
-/// Checks one row of a §7 / §8.5 first-table layout starting at column `c0` (the total
+/// Checks one row of a section-7 / section-8.5 first-table layout starting at column `c0` (the total
 /// time); returns the mismatches.
 fn check_calibration(t: &NtffTrace, row: &[String], c0: usize) -> Vec<String> {
     let c = t.calibration();
@@ -105,7 +105,7 @@ fn version5_traces_match_the_notes_section_7() {
         return;
     };
     let rows = table_after(&notes, "## 7.", 0);
-    assert_eq!(rows.len(), 9, "the §7 table lists the nine traces");
+    assert_eq!(rows.len(), 9, "the section-7 table lists the nine traces");
     let mut failures = Vec::new();
     for row in &rows {
         let path = shared::trace_for(&dir, &row[0]);
@@ -135,11 +135,11 @@ fn version6_traces_match_the_notes_section_8_5() {
     };
     let rows = table_after(&notes, "### 8.5", 0);
     let totals = table_after(&notes, "### 8.5", 1);
-    assert_eq!(rows.len(), 6, "the §8.5 table lists the six traces");
+    assert_eq!(rows.len(), 6, "the section-8.5 table lists the six traces");
     assert_eq!(
         totals.len(),
         6,
-        "the §8.5 totals table lists the six traces"
+        "the section-8.5 totals table lists the six traces"
     );
     let mut failures = Vec::new();
     for row in &rows {
@@ -171,7 +171,7 @@ fn version6_traces_match_the_notes_section_8_5() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The §8.5 second table: neuron-profile's figures over both subgraphs in the window.
+/// The section-8.5 second table: neuron-profile's figures over both subgraphs in the window.
 fn check_profile_totals(p: &Profile, row: &[String]) -> Vec<String> {
     let s = p.summary().expect("a trace's profile has a summary");
     let ns = |secs: f64| secs * 1e9;
