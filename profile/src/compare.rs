@@ -614,6 +614,78 @@ impl Comparison {
 mod tests {
     use super::*;
 
+    fn ins(pc: u64, op: &str, t: u64) -> Instruction {
+        Instruction {
+            subgroup: "Vector".into(),
+            subgraph: "sg00".into(),
+            pc,
+            opcode: op.into(),
+            timestamp: t,
+            duration: 5,
+            ..Instruction::default()
+        }
+    }
+
+    fn profile(records: Vec<Instruction>) -> Profile {
+        Profile {
+            instruction: records,
+            ..Profile::default()
+        }
+    }
+
+    #[test]
+    fn one_inserted_instruction_is_left_unpaired() {
+        let prog = [
+            "COPY",
+            "CAST",
+            "COPY",
+            "TENSOR_REDUCE",
+            "COPY",
+            "CAST",
+            "RECIPROCAL",
+        ];
+        // Simulated: the program at pcs 0…6. Device: two runtime instructions, the program
+        // at pcs 2… with a DRAIN inserted before its fourth instruction, a runtime NOTIFY.
+        let sim = profile(
+            prog.iter()
+                .enumerate()
+                .map(|(k, op)| ins(k as u64, op, 10 * k as u64))
+                .collect(),
+        );
+        let mut dev = vec![ins(0, "NOTIFY", 0), ins(1, "TENSOR_LOAD", 10)];
+        for (k, op) in prog.iter().enumerate() {
+            if k == 3 {
+                dev.push(ins(dev.len() as u64, "DRAIN", 10 * dev.len() as u64));
+            }
+            dev.push(ins(dev.len() as u64, op, 10 * dev.len() as u64));
+        }
+        dev.push(ins(dev.len() as u64, "NOTIFY", 10 * dev.len() as u64));
+        let (s, d) = (
+            sim.instruction.iter().collect::<Vec<_>>(),
+            dev.iter().collect::<Vec<_>>(),
+        );
+        let (s, d) = (ordered(&s), ordered(&d));
+        // No single offset fits every instruction...
+        let (_, by_pc) = by_offset(&s, &d).unwrap();
+        assert!(by_pc.iter().any(|&(i, j)| s[i].0.opcode != d[j].0.opcode));
+        // ...the sequence alignment pairs each with its own device instruction.
+        let pairs = by_sequence(&s, &d).unwrap();
+        assert_eq!(
+            pairs,
+            [(0, 2), (1, 3), (2, 4), (3, 6), (4, 7), (5, 8), (6, 9)]
+        );
+        let c = compare(&sim, &profile(dev));
+        let a = &c.alignments[0];
+        assert_eq!(a.method, Method::Sequence);
+        assert_eq!(
+            (c.figures.instructions_total, c.figures.opcode_match),
+            (7, 7)
+        );
+        assert_eq!(a.device_only.get("DRAIN"), Some(&1));
+        assert_eq!(a.device_only.get("NOTIFY"), Some(&2));
+        assert!(a.sim_only.is_empty());
+    }
+
     #[test]
     fn lcs_of_small_sequences() {
         let a = ["A", "B", "C", "D"];
