@@ -12,7 +12,7 @@
 //! | [`summary`] | the summary, `active_time[]` and `model_info[]` rules, and recomputing a summary from a profile's own records (docs/profile.md §4) |
 //! | [`builder`] | what the simulator fills: instructions, DMA packets, semaphore updates with times in ns → a [`Profile`] (docs/profile.md §5) |
 //! | [`ntff`] | the device trace reader, versions 5 and 6: records, calibration figures, the profile by neuron-profile 2.28's rules (docs/profile.md §3) |
-//! | [`compare`] | per-engine instruction alignment and the text / JSON report (docs/profile.md §6) |
+//! | [`compare`](mod@compare) | per-engine instruction alignment and the text / JSON report (docs/profile.md §6) |
 //! | [`error`] | [`ProfileError`] and [`NtffError`]: every bad input, named |
 //!
 //! No module panics on input: malformed JSON, traces and builder records are errors.

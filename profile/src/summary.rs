@@ -2,7 +2,7 @@
 //! intervals, by the rules neuron-profile 2.28 applies (docs/profile.md §4).
 //!
 //! Every derivation works on exact intervals in picoseconds relative to the window start
-//! ([`Spans`]); the builder and the NTFF reader have them. [`summarize`] recomputes a summary
+//! (`Spans`); the builder and the NTFF reader have them. [`summarize`] recomputes a summary
 //! from a profile's own `instruction[]` and `dma[]`, whose times are floored nanoseconds, so
 //! its times can be short by up to a nanosecond per interval.
 
