@@ -10,14 +10,18 @@
 //! | [`manifest`] | `neff.json`, `kelf-N.json`, `def.json`, engine JSON, `.npy` constants | docs/runtime.md §2.4 |
 //! | [`kbin`] | the per-subgraph KBIN records and their build (S2/S3, no HAL call) | docs/runtime.md §2.5 |
 //! | [`tnc`] | the single-slot, UUID-keyed parse cache | docs/runtime.md §2.3 |
+//! | [`model`] | a loaded model's types, below `load` and `exec`: [`LoadedModel`], the per-core record and its hardware queues, patch records, submit template, dynamic-ring cache | docs/runtime.md §2.6, §2.7, §3.2 |
 //! | [`load`] | S4 staging (memory plan, DMA rings, instruction blocks) and S5 relocation | docs/runtime.md §2.6, §2.7 |
 //! | [`config`] | the `NEURON_RT_*` environment | docs/runtime.md §7 |
 //! | [`tensor`] | tensors (device/host/virtual) and name-keyed tensor sets | docs/runtime.md §3.1 |
 //! | [`xu`] | the per-vcore execution unit: submit funnel, lock-free completion ring, seq ids | docs/runtime.md §4.2, §4.4, §6 |
-//! | [`exec`] | the execute path: bind, stage, doorbell, complete, async workers | docs/runtime.md §3–§5, docs/exec.md |
+//! | [`exec`] | the execute path: bind, stage, doorbell, complete, async workers; execute, wait, poll, host staging and recovery of a poisoned core | docs/runtime.md §3–§5, docs/exec.md |
 //! | [`nrt`] | the `nrt.h`-shaped lifecycle guard (`NRT_UNINITIALIZED`, `NRT_CLOSED`) | docs/runtime.md §2.2 |
-//! | [`runtime`] | init, load orchestration (S0–S5), the registry, unload | docs/runtime.md §2 |
+//! | [`runtime`] | init, load orchestration (S0–S5), the registry, the per-core queue and scratchpad pools, unload; the API that delegates execution to `exec` | docs/runtime.md §2 |
 //! | `sync` | the std/loom seam of the concurrency kernels (model-checked with `--cfg loom`) | — |
+//!
+//! Modules import downwards only: `runtime` → `load`, `exec` → `model` → `kbin`, `neff`,
+//! `manifest`, `tnc`; no set of modules imports each other in a loop.
 //!
 //! The runtime sees a device only through the HAL; it never asks which backend it runs on.
 
@@ -30,6 +34,7 @@ pub mod exec;
 pub mod kbin;
 pub mod load;
 pub mod manifest;
+pub mod model;
 pub mod neff;
 pub mod nrt;
 pub mod runtime;
@@ -40,5 +45,6 @@ pub mod tnc;
 pub mod xu;
 
 pub use error::{Error, Result};
-pub use runtime::{LoadedModel, ModelId, Runtime};
+pub use model::{LoadedModel, ModelId};
+pub use runtime::Runtime;
 pub use status::NrtStatus;

@@ -1,5 +1,10 @@
 //! The runtime object: init (device and core table), load (S0–S5 orchestration), the model
-//! registry with its two id spaces, and unload.
+//! registry with its two id spaces, and unload. It owns the per-core pools models take
+//! hardware queues and the shared scratchpad from (`pools`), and `nrt_execute_repeat`
+//! (`repeat`). Execution — sync and async, wait, poll, host staging, recovery of a poisoned
+//! logical core — is [`crate::exec`]'s: the methods here check the runtime is open, look the
+//! model up and hand it over ([`crate::exec::worker::ExecShared`]). The model's types are
+//! [`crate::model`]'s.
 //!
 //! # Load, stage by stage (docs/runtime.md §2)
 //!
@@ -35,27 +40,24 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use nrt_hal::abi::MemAllocCategory;
-use nrt_hal::hal::{AllocRequest, MemLocation};
-use nrt_hal::{DeviceAddr, Hal, MemHandle, NcIndex, Target};
+use nrt_hal::{Hal, NcIndex, Target};
 
 use crate::config::RuntimeConfig;
 use crate::error::{Error, Result};
-use crate::exec::dynring;
-use crate::exec::ticket::ComputeReqLock;
-use crate::exec::worker::{AsyncQueue, ExecRequest, ExecShared};
-use crate::exec::{validate_sets, ExecReport};
+use crate::exec::run::AsyncSubmit;
+use crate::exec::worker::{ExecRequest, ExecShared};
+use crate::exec::ExecReport;
 use crate::kbin::build::{build_model, BuildOptions};
-use crate::kbin::KelfModel;
-use crate::load::stage::{queue_pool, stage_core, CoreModel, CoreResources};
-use crate::manifest::MemberSource;
+use crate::load::stage::stage_core;
+use crate::model::core_model::CoreModel;
+use crate::model::{LoadedModel, ModelExec, ModelId, Parsed};
 use crate::neff::{Neff, NeffHeader, ParseOptions};
 use crate::status::NrtStatus;
 use crate::tensor::{Placement, Tensor, TensorInfo, TensorSet, TensorUsage};
-use crate::tnc::{Entry, KeptRef, Lease, TncCache};
-use crate::xu::ExecutionUnit;
-use sha2::{Digest, Sha256};
+use crate::tnc::{Entry, Lease, TncCache};
+use pools::CorePools;
 
+mod pools;
 mod repeat;
 
 /// The runtime-ABI version this runtime speaks to a driver of each generation (within the
@@ -65,143 +67,6 @@ pub fn abi_version(target: Target) -> u32 {
         Target::Trn1 => 7,
         Target::Trn2 => 11,
     }
-}
-
-/// A parsed and built NEFF, shared by concurrent loads through the TNC cache.
-#[derive(Debug)]
-pub struct Parsed {
-    /// The container.
-    pub neff: Neff,
-    /// The KBIN records.
-    pub model: KelfModel,
-}
-
-impl MemberSource for Neff {
-    fn member(&self, path: &str) -> Option<&[u8]> {
-        Neff::member(self, path)
-    }
-    fn member_shared(&self, path: &str) -> Option<Arc<Vec<u8>>> {
-        self.member_arc(path).cloned()
-    }
-}
-
-/// A model handle (`H_NN`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ModelId(pub u32);
-
-/// A set's device stand-in (`None`: the set itself is on the device) and the (host, device
-/// clone) pairs to copy back.
-type DeviceClones = (Option<TensorSet>, Vec<(Tensor, Tensor)>);
-
-/// A loaded model: the registry value.
-#[derive(Debug)]
-pub struct LoadedModel {
-    /// `H_NN`: the registry key and public handle.
-    pub id: ModelId,
-    /// `H_MODEL`: the device-side key shared by the per-core records.
-    pub h_model: u32,
-    /// The NEFF name (header).
-    pub name: String,
-    /// The NEFF UUID.
-    pub uuid: [u8; 16],
-    /// The logical core it is loaded on.
-    pub vnc: u32,
-    /// The physical cores, subgraph i on `cores[i]`.
-    pub tpbs: Vec<NcIndex>,
-    /// The parse result (IO signature, KBIN records).
-    pub parsed: Arc<Parsed>,
-    /// The per-core records (taken out at unload).
-    pub cores: Mutex<Option<Vec<CoreModel>>>,
-    /// The TNC slot reference this model keeps while loaded.
-    tnc_ref: Mutex<Option<KeptRef>>,
-    /// Execution state of the model.
-    pub exec: ModelExec,
-}
-
-/// Per-model execution state.
-#[derive(Debug)]
-pub struct ModelExec {
-    /// Per core, per dynamic queue: the PA-keyed ring cache.
-    pub caches: Mutex<Vec<Vec<dynring::Cache>>>,
-    /// Per core: the (sequencer configuration, activation/DVE table) digests the skip-config
-    /// optimisation compares.
-    pub config: Vec<([u8; 32], [u8; 32])>,
-    /// Executions submitted and not yet completed.
-    pub in_flight: AtomicU32,
-    /// Whether the model's input names, and its output names, are pairwise distinct (checked
-    /// once here, so a set's check is linear: see [`crate::tensor::check_set`]).
-    pub distinct_names: (bool, bool),
-}
-
-impl ModelExec {
-    fn new(parsed: &Parsed, cores: &[CoreModel]) -> Self {
-        let distinct = |ts: &[crate::kbin::IoTensor]| {
-            let mut names: Vec<&str> = ts.iter().map(|t| t.name.as_str()).collect();
-            names.sort_unstable();
-            names.windows(2).all(|w| w[0] != w[1])
-        };
-        let m = &parsed.model;
-        let distinct_names = (distinct(&m.inputs), distinct(&m.outputs));
-        let caches = cores
-            .iter()
-            .map(|c| {
-                c.queues
-                    .iter()
-                    .filter(|q| q.dynamic)
-                    .map(|_| dynring::Cache::new())
-                    .collect()
-            })
-            .collect();
-        let config = parsed
-            .model
-            .subgraphs
-            .iter()
-            .map(|k| {
-                // Sequencer configuration: which engines run and how many queues they use.
-                let mut f = Sha256::new();
-                for e in &k.engines {
-                    f.update([e.engine as u8]);
-                    f.update((e.dma_blocks.len() as u64).to_le_bytes());
-                }
-                f.update((k.queue_sets.len() as u64).to_le_bytes());
-                // Activation and DVE tables: every table member of the subgraph directory.
-                let mut t = Sha256::new();
-                let dir = crate::manifest::member_dir(&k.def_member);
-                for (name, bytes) in parsed.neff.members() {
-                    let in_dir = name.starts_with(dir) && !dir.is_empty();
-                    let table = name.ends_with("_table.bin")
-                        || name.ends_with("_bkt.bin")
-                        || name.ends_with("_ctrl.bin")
-                        || name.ends_with("act_info.json");
-                    if in_dir && table {
-                        t.update(name.as_bytes());
-                        t.update(bytes);
-                    }
-                }
-                (f.finalize().into(), t.finalize().into())
-            })
-            .collect();
-        ModelExec {
-            caches: Mutex::new(caches),
-            config,
-            in_flight: AtomicU32::new(0),
-            distinct_names,
-        }
-    }
-}
-
-#[derive(Debug)]
-struct Scratchpad {
-    handle: MemHandle,
-    pa: DeviceAddr,
-    size: u64,
-    users: u32,
-}
-
-#[derive(Debug)]
-struct CoreState {
-    queues: Mutex<BTreeSet<(u32, u32)>>,
-    scratchpad: Mutex<Option<Scratchpad>>,
 }
 
 #[derive(Debug, Default)]
@@ -217,11 +82,7 @@ pub struct Runtime {
     cfg: RuntimeConfig,
     closed: AtomicBool,
     vcores: Vec<(Vec<NcIndex>, AtomicU32)>,
-    /// Per logical core: held while `recover` decides and resets, so a concurrent load of the
-    /// same core cannot stage between the decision and the reset (issue #8). It guards the
-    /// number of loads past that point — staging, loaded, or being unloaded — on the core.
-    recovery: Vec<Mutex<u32>>,
-    cores: Vec<CoreState>,
+    pools: CorePools,
     registry: RwLock<Registry>,
     next_h_model: AtomicU32,
     tnc: TncCache<Parsed>,
@@ -239,16 +100,7 @@ impl Drop for Runtime {
         for id in self.models() {
             let _ = self.unload_model(id);
         }
-        let mut mask = 0u32;
-        for (n, slot) in self.exec.cores.iter().enumerate() {
-            if let Some(ce) = slot.reset() {
-                ce.release(&*self.hal);
-                mask |= 1 << n;
-            }
-        }
-        if mask != 0 {
-            let _ = self.hal.nc_reset(mask);
-        }
+        self.exec.release_cores();
     }
 }
 
@@ -280,37 +132,22 @@ impl Runtime {
                 (tpbs, AtomicU32::new(0))
             })
             .collect();
-        let cores = (0..info.nc_count)
-            .map(|_| CoreState {
-                queues: Mutex::new(queue_pool(target)),
-                scratchpad: Mutex::new(None),
-            })
-            .collect();
         let nv = info.nc_count / size;
-        let capacity = if cfg.async_max_inflight > 0 {
-            cfg.async_max_inflight.min(crate::exec::REQ_SLOTS as u32)
-        } else {
-            crate::exec::REQ_SLOTS as u32
-        };
-        let exec = Arc::new(ExecShared {
-            hal: hal.clone(),
+        let exec = Arc::new(ExecShared::new(
+            hal.clone(),
             target,
-            cfg: cfg.clone(),
-            cores: (0..info.nc_count).map(|_| ComputeReqLock::new()).collect(),
-            xus: (0..nv)
-                .map(|v| ExecutionUnit::new(v as u16, capacity))
-                .collect(),
-            queues: (0..nv).map(|_| AsyncQueue::default()).collect(),
-        });
+            cfg.clone(),
+            info.nc_count,
+            nv,
+        ));
         Ok(Runtime {
-            recovery: (0..nv).map(|_| Mutex::new(0)).collect(),
             exec,
+            pools: CorePools::new(hal.clone(), target, info.nc_count, cfg.scratchpad_page_size),
             hal,
             target,
             cfg,
             closed: AtomicBool::new(false),
             vcores,
-            cores,
             registry: RwLock::new(Registry::default()),
             next_h_model: AtomicU32::new(1),
             tnc: TncCache::new(),
@@ -407,13 +244,16 @@ impl Runtime {
         let header = NeffHeader::parse(neff)?;
         header.validate()?;
         let v = self.claim_vcore(vnc, allowed)?;
-        let result = self.recover(v).and_then(|()| {
-            let r = self.load_on(neff, &header, v);
-            if r.is_err() {
-                self.leave(v);
-            }
-            r
-        });
+        let result = self
+            .exec
+            .recover(v, &self.vcores[v as usize].0)
+            .and_then(|()| {
+                let r = self.load_on(neff, &header, v);
+                if r.is_err() {
+                    self.exec.leave(v);
+                }
+                r
+            });
         if result.is_err() {
             self.vcores[v as usize].1.fetch_sub(1, Ordering::SeqCst);
         }
@@ -506,7 +346,7 @@ impl Runtime {
         let Some(next) = id.checked_add(1) else {
             drop(reg);
             for c in cores {
-                c.release(&*self.hal, self);
+                c.release(&*self.hal, &self.pools);
             }
             return Err(handles_exhausted("H_NN"));
         };
@@ -532,7 +372,13 @@ impl Runtime {
         let subgraphs = &parsed.model.subgraphs;
         let hal = &*self.hal;
         let results: Vec<Result<CoreModel>> = if subgraphs.len() == 1 {
-            vec![stage_core(hal, self, self.target, tpbs[0], &subgraphs[0])]
+            vec![stage_core(
+                hal,
+                &self.pools,
+                self.target,
+                tpbs[0],
+                &subgraphs[0],
+            )]
         } else {
             // One thread per subgraph; `args` outlives every thread (the scope joins them).
             let args: Vec<(NcIndex, &crate::kbin::Kbin)> =
@@ -541,7 +387,7 @@ impl Runtime {
                 let handles: Vec<_> = args
                     .iter()
                     .map(|&(nc, kbin)| {
-                        s.spawn(move || stage_core(hal, self, self.target, nc, kbin))
+                        s.spawn(move || stage_core(hal, &self.pools, self.target, nc, kbin))
                     })
                     .collect();
                 handles
@@ -565,7 +411,7 @@ impl Runtime {
         }
         if let Some(e) = first_err {
             for c in ok {
-                c.release(hal, self);
+                c.release(hal, &self.pools);
             }
             return Err(e);
         }
@@ -606,7 +452,7 @@ impl Runtime {
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
         for c in cores.into_iter().flatten() {
-            c.release(&*self.hal, self);
+            c.release(&*self.hal, &self.pools);
         }
         // The dynamic rings built for this model's executions (issue #8: they were never freed,
         // so every unload of an executed model leaked device memory).
@@ -620,7 +466,7 @@ impl Runtime {
         {
             cache.release(&*self.hal);
         }
-        self.leave(model.vnc);
+        self.exec.leave(model.vnc);
         self.vcores[model.vnc as usize]
             .1
             .fetch_sub(1, Ordering::SeqCst);
@@ -703,80 +549,16 @@ impl Runtime {
 
     /// `nrt_execute`. In sync mode (the default) host and virtual tensors are cloned to the
     /// device and results copied back; in async mode (`NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS`
-    /// > 0) this submits and waits.
+    /// > 0) this submits and waits ([`ExecShared::execute`]).
     pub fn execute(
         &self,
         id: ModelId,
         inputs: &TensorSet,
         outputs: &TensorSet,
     ) -> Result<ExecReport> {
-        if self.cfg.async_max_inflight > 0 {
-            let req = self.execute_async_counted(id, inputs, outputs)?;
-            return self.exec.wait(
-                req,
-                self.cfg
-                    .exec_timeout
-                    .saturating_mul(self.cfg.async_max_inflight + 1),
-            );
-        }
         self.check_open()?;
         let model = self.model(id)?;
-        validate_sets(&model, inputs, outputs)?;
-        let (din, back_in) = self.to_device(&model, inputs)?;
-        let (dout, back) = self.to_device(&model, outputs)?;
-        let _ = back_in;
-        let (din, dout) = (
-            din.as_ref().unwrap_or(inputs),
-            dout.as_ref().unwrap_or(outputs),
-        );
-        let ticket = loop {
-            match self.exec.submit(&model, din, dout) {
-                Err(e) if e.status == NrtStatus::QueueFull => self.exec.wait_for_slot(model.vnc)?,
-                r => break r?,
-            }
-        };
-        let report = self.exec.complete(&model, &ticket);
-        if report.is_ok()
-            || report
-                .as_ref()
-                .is_err_and(|e| e.status == NrtStatus::ExecCompletedWithNumErr)
-        {
-            for (host, dev) in &back {
-                Tensor::copy_out(dev, host)?;
-            }
-            for (_, t) in outputs.iter() {
-                t.completed_as_output();
-            }
-        }
-        report
-    }
-
-    /// Device clones of a set's host and virtual tensors (sync mode only): `None` (and no
-    /// clone, so no allocation) when every tensor of the set is already on the device.
-    fn to_device(&self, model: &LoadedModel, set: &TensorSet) -> Result<DeviceClones> {
-        if set.iter().all(|(_, t)| t.placement() == Placement::Device) {
-            return Ok((None, Vec::new()));
-        }
-        let mut out = TensorSet::new();
-        let mut cloned = Vec::new();
-        for (name, t) in set.iter() {
-            if t.placement() == Placement::Device {
-                out.add(name, t.clone());
-                continue;
-            }
-            let d = Tensor::allocate(
-                &self.hal,
-                Placement::Device,
-                model.vnc,
-                model.tpbs[0],
-                t.size(),
-                name,
-            )?;
-            d.write(0, &t.to_vec()?)?;
-            out.add(name, d.clone());
-            cloned.push((t.clone(), d));
-        }
-        Ok((Some(out), cloned))
+        self.exec.execute(&model, inputs, outputs)
     }
 
     /// Submits an execution and returns at once (async mode; device tensors only). Waits for
@@ -788,7 +570,11 @@ impl Runtime {
         inputs: &TensorSet,
         outputs: &TensorSet,
     ) -> Result<ExecRequest> {
-        self.submit_async(id, inputs, outputs, false, true)
+        let how = AsyncSubmit {
+            count: false,
+            wait: true,
+        };
+        self.submit_async(id, inputs, outputs, how)
     }
 
     /// [`Runtime::execute_async`] that also counts the completion on every output tensor
@@ -799,7 +585,11 @@ impl Runtime {
         inputs: &TensorSet,
         outputs: &TensorSet,
     ) -> Result<ExecRequest> {
-        self.submit_async(id, inputs, outputs, true, true)
+        let how = AsyncSubmit {
+            count: true,
+            wait: true,
+        };
+        self.submit_async(id, inputs, outputs, how)
     }
 
     /// [`Runtime::execute_async_counted`] that never waits, as the explicit async API
@@ -813,7 +603,11 @@ impl Runtime {
         inputs: &TensorSet,
         outputs: &TensorSet,
     ) -> Result<ExecRequest> {
-        self.submit_async(id, inputs, outputs, true, false)
+        let how = AsyncSubmit {
+            count: true,
+            wait: false,
+        };
+        self.submit_async(id, inputs, outputs, how)
     }
 
     fn submit_async(
@@ -821,39 +615,11 @@ impl Runtime {
         id: ModelId,
         inputs: &TensorSet,
         outputs: &TensorSet,
-        count: bool,
-        wait: bool,
+        how: AsyncSubmit,
     ) -> Result<ExecRequest> {
         self.check_open()?;
         let model = self.model(id)?;
-        validate_sets(&model, inputs, outputs)?;
-        for (_, t) in inputs.iter().chain(outputs.iter()) {
-            if t.placement() != Placement::Device {
-                return Err(Error::invalid(
-                    "Async exec mode only supports device allocated tensors",
-                ));
-            }
-        }
-        // Another thread may take the slot backpressure saw free (the check and the submit are
-        // not one step): a full ring then means wait again, not fail (issue #8).
-        let ticket = if wait {
-            loop {
-                self.exec.backpressure(model.vnc)?;
-                match self.exec.submit(&model, inputs, outputs) {
-                    Err(e) if e.status == NrtStatus::QueueFull => continue,
-                    r => break r?,
-                }
-            }
-        } else {
-            self.exec.submit(&model, inputs, outputs)?
-        };
-        let req = ExecRequest {
-            vnc: model.vnc,
-            seq_id: ticket.seq_id,
-        };
-        self.exec
-            .enqueue(model, ticket, count.then(|| outputs.clone()));
-        Ok(req)
+        self.exec.submit_async(&model, inputs, outputs, how)
     }
 
     /// Waits for an async request.
@@ -868,152 +634,7 @@ impl Runtime {
 
     /// Whether logical core `vnc`'s execution unit is poisoned (every submit answers 101).
     pub fn is_poisoned(&self, vnc: u32) -> bool {
-        self.exec
-            .xus
-            .get(vnc as usize)
-            .is_some_and(|x| x.is_poisoned())
-    }
-
-    /// Recovers a poisoned logical core with no model loaded on it: resets its cores and
-    /// clears the execution unit (called by `load`).
-    ///
-    /// Every load of `v` passes through here under `v`'s recovery lock: a load that claimed `v`
-    /// while another load was resetting it waits for the reset before it stages, so the reset
-    /// cannot wipe the device state (DMA queues, notification queue) of a model staged
-    /// meanwhile (issue #8: such a model then "succeeded" with outputs partly unwritten).
-    ///
-    /// "No model on it" counts the loads that passed this point (staging, loaded, or being
-    /// unloaded: each has device state on the core), not the loads still waiting to get here:
-    /// those stage only after the reset. (Counting every claim starved recovery when loads of
-    /// one core overlap, which they do whenever several threads reload after a fault.) On
-    /// success the caller is counted until [`Runtime::leave`].
-    fn recover(&self, v: u32) -> Result<()> {
-        let mut holders = self.recovery[v as usize]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        let xu = &self.exec.xus[v as usize];
-        if !xu.is_poisoned() || *holders > 0 {
-            *holders += 1;
-            return Ok(());
-        }
-        let mut mask = 0u32;
-        for nc in &self.vcores[v as usize].0 {
-            if let Some(ce) = self.exec.cores[nc.index()].reset() {
-                ce.release(&*self.hal);
-            }
-            mask |= 1 << nc.0;
-        }
-        self.hal.nc_reset(mask)?;
-        xu.reset();
-        *holders += 1;
-        Ok(())
-    }
-
-    /// A load counted by [`Runtime::recover`] failed, or its model was unloaded.
-    fn leave(&self, v: u32) {
-        let mut holders = self.recovery[v as usize]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        *holders = holders.saturating_sub(1);
-    }
-}
-
-impl CoreResources for Runtime {
-    fn take_queues(&self, nc: NcIndex, n: usize) -> Result<Vec<(u32, u32)>> {
-        let mut pool = self.cores[nc.index()]
-            .queues
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if pool.len() < n {
-            return Err(Error::resource(format!(
-                "{nc} has {} free DMA queues, {n} needed",
-                pool.len()
-            )));
-        }
-        // Spread the set over the DMA engines, as the hardware spreads a queue set's queues:
-        // each round takes the lowest free queue of every engine that has one, in engine order.
-        let mut taken = Vec::with_capacity(n);
-        while taken.len() < n {
-            let mut round: Vec<(u32, u32)> = Vec::new();
-            for &(e, q) in pool.iter() {
-                if round.last().is_none_or(|&(le, _)| le != e) {
-                    round.push((e, q));
-                }
-            }
-            for t in round.into_iter().take(n - taken.len()) {
-                pool.remove(&t);
-                taken.push(t);
-            }
-        }
-        Ok(taken)
-    }
-
-    fn return_queues(&self, nc: NcIndex, queues: &[(u32, u32)]) {
-        let mut pool = self.cores[nc.index()]
-            .queues
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        pool.extend(queues.iter().copied());
-    }
-
-    fn acquire_scratchpad(&self, nc: NcIndex, need: u64) -> Result<DeviceAddr> {
-        let mut sp = self.cores[nc.index()]
-            .scratchpad
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = sp.as_mut() {
-            if s.size >= need {
-                s.users += 1;
-                return Ok(s.pa);
-            }
-            if s.users > 0 {
-                return Err(Error::resource(format!(
-                    "the shared scratchpad of {nc} is {} bytes and in use; this model needs {need}",
-                    s.size
-                )));
-            }
-            let _ = self.hal.mem_free(s.handle);
-            *sp = None;
-        }
-        let page = self.cfg.scratchpad_page_size.max(4096);
-        let size = need.div_ceil(page).saturating_mul(page);
-        let handle = self.hal.mem_alloc(&AllocRequest {
-            size,
-            align: 0,
-            location: MemLocation::Device {
-                channel: self.target.hbm_channel_of(nc),
-            },
-            nc,
-            category: MemAllocCategory::ScratchpadDevice,
-        })?;
-        let pa = match self.hal.mem_info(handle) {
-            Ok(i) => i.pa,
-            Err(e) => {
-                let _ = self.hal.mem_free(handle);
-                return Err(e.into());
-            }
-        };
-        *sp = Some(Scratchpad {
-            handle,
-            pa,
-            size,
-            users: 1,
-        });
-        Ok(pa)
-    }
-
-    fn release_scratchpad(&self, nc: NcIndex) {
-        let mut sp = self.cores[nc.index()]
-            .scratchpad
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = sp.as_mut() {
-            s.users = s.users.saturating_sub(1);
-            if s.users == 0 {
-                let _ = self.hal.mem_free(s.handle);
-                *sp = None;
-            }
-        }
+        self.exec.is_poisoned(vnc)
     }
 }
 

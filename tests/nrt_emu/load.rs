@@ -80,7 +80,7 @@ fn pseudo_instructions_expand_and_vanish_with_patch_records() {
     let model = rt.model(id).unwrap();
     let cores = model.cores.lock().unwrap();
     let core = &cores.as_ref().unwrap()[0];
-    use nrt_emu::runtime::load::translate::PatchKind;
+    use nrt_emu::runtime::model::patch::PatchKind;
     let all: Vec<_> = core.patches.iter().flat_map(|p| p.patches.iter()).collect();
     assert!(
         all.iter().any(|p| matches!(p.kind, PatchKind::Delete)),

@@ -25,13 +25,26 @@
 //!
 //!    What is the same for every execution of a model on a core — the IO pairs' register
 //!    addresses, the request bytes for each flag combination, the trigger pairs' destinations —
-//!    is precomputed ([`template`]); the stage patches only the resolved rings' addresses, the
+//!    is precomputed ([`crate::model::template`]); the stage patches only the resolved rings' addresses, the
 //!    slot and the ring-id phase, and writes each ring's new pairs with one copy. It reads the
 //!    core's completion count only when the value it last read would refuse the execution.
 //! 3. **Doorbell** — after every core is staged: one `INFERENCE_START` increment per core.
 //! 4. **Complete** — wait for each core's `COMPLETION` semaphore to reach the ticket (bounded by
 //!    `NEURON_RT_EXEC_TIMEOUT`), harvest the core's notification queue, map its entries to a
 //!    status (see [`status_of`]).
+//!
+//! # Files
+//!
+//! | module | owns |
+//! |---|---|
+//! | this one | the per-core execution state [`CoreExec`] (its stage, notification harvest), [`status_of`], the set check |
+//! | [`run`] | the entry points the runtime calls with a looked-up model: sync execute with host staging, async submit, recovery of a poisoned logical core |
+//! | [`worker`] | [`worker::ExecShared`]: submit through the execution unit, completion, the async workers, wait and poll |
+//! | [`dynring`] | resolving a dynamic queue's rings for the caller's tensors (the cache itself is [`crate::model::ring_cache`]) |
+//! | [`ring`] | the host-written exec and IO rings and the trigger pairs' destinations |
+//! | [`ticket`], [`handoff`] | the `compute_req_lock` ticket and the async completion hand-off (model-checked with loom) |
+//!
+//! A loaded model's types come from [`crate::model`]; nothing here imports [`crate::runtime`].
 //!
 //! Collectives: a model whose subgraphs declare `cc_streams.num_streams > 0` would need the
 //! model-switch chain of docs/exec.md §3; this platform has no collectives fabric, so such models
@@ -40,7 +53,7 @@
 pub mod dynring;
 pub mod handoff;
 pub mod ring;
-pub mod template;
+pub mod run;
 pub mod ticket;
 pub mod worker;
 
@@ -54,11 +67,13 @@ use nrt_hal::target::reserved;
 use nrt_hal::{DeviceAddr, Hal, MemHandle, NcIndex, QueueRef, Target};
 
 use crate::error::{Error, Result};
-use crate::load::stage::{CoreModel, IO_QUEUE};
+use crate::model::core_model::CoreModel;
+use crate::model::queue::IO_QUEUE;
+use crate::model::ring_cache::{Cache, MAX_KEY};
+use crate::model::LoadedModel;
 use crate::status::NrtStatus;
 use crate::tensor::TensorSet;
-use ring::{HostRing, PairCtrl};
-use template::TriggerAddrs;
+use ring::{HostRing, PairCtrl, TriggerAddrs};
 
 /// Descriptors in each core's hardware exec queue (4 per execution).
 pub const EXEC_RING: u32 = 1024;
@@ -238,7 +253,7 @@ impl CoreExec {
     /// only if this succeeds.
     ///
     /// What does not change between executions comes from the model's
-    /// [`template::SubmitTemplate`] and this core's [`TriggerAddrs`]. The completion count is
+    /// [`SubmitTemplate`](crate::model::template::SubmitTemplate) and this core's [`TriggerAddrs`]. The completion count is
     /// read from the device only when the last value read would refuse the execution (all
     /// [`REQ_SLOTS`] request slots look taken) or would leave a full dynamic-ring cache
     /// nothing to evict; otherwise the submit makes no device read at all. (`target` is no
@@ -251,7 +266,7 @@ impl CoreExec {
         target: Target,
         core: &CoreModel,
         io_pa: &impl Fn(u32) -> Option<DeviceAddr>,
-        caches: &mut [dynring::Cache],
+        caches: &mut [Cache],
         config: ([u8; 32], [u8; 32]),
         model_switch: bool,
         skip_config: bool,
@@ -281,8 +296,8 @@ impl CoreExec {
         let resolve = |v: u32| core.var_pa.get(&v).copied().or_else(|| io_pa(v));
         for (q, t) in core.queues.iter().zip(&tpl.queues) {
             if let (true, Some(regs)) = (q.dynamic, &t.regs) {
-                let mut key = [0u64; dynring::MAX_KEY];
-                let n = q.io_vars.len().min(dynring::MAX_KEY);
+                let mut key = [0u64; MAX_KEY];
+                let n = q.io_vars.len().min(MAX_KEY);
                 for (k, &var) in key.iter_mut().zip(&q.io_vars) {
                     *k = io_pa(var)
                         .ok_or_else(|| Error::failure(format!("IO var {var} is not bound")))?
@@ -297,7 +312,16 @@ impl CoreExec {
                 } else {
                     self.completed_seen
                 };
-                let e = cache.get(hal, self.nc, q, &key[..n], &resolve, index, completed)?;
+                let e = dynring::get(
+                    cache,
+                    hal,
+                    self.nc,
+                    q,
+                    &key[..n],
+                    &resolve,
+                    index,
+                    completed,
+                )?;
                 let w = e.words_pa.raw();
                 for &(dst, off) in regs {
                     self.io_ring
@@ -473,7 +497,7 @@ pub fn status_of(
 
 /// Checks the caller's sets and that every tensor can be bound.
 pub(crate) fn validate_sets(
-    model: &crate::runtime::LoadedModel,
+    model: &LoadedModel,
     inputs: &TensorSet,
     outputs: &TensorSet,
 ) -> Result<()> {

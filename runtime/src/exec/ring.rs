@@ -1,16 +1,19 @@
 //! Host-written DMA rings: the hardware exec queue and the IO queue of each core, whose
 //! descriptors the runtime appends per execution (docs/exec.md §3). A [`HostRing`] tracks the
 //! producer slot and ring-id phase of both rings of its queue and writes each appended pair
-//! straight into ring memory, with no allocation on the way.
+//! straight into ring memory, with no allocation on the way. [`TriggerAddrs`] are the four
+//! destinations the hardware exec queue's pairs of every execution write to.
 
 use nrt_hal::abi::MemAllocCategory;
 use nrt_hal::hal::{AllocRequest, MemLocation, RingSpec};
+use nrt_hal::target::{reserved, seq, Direction};
 use nrt_hal::udma::{
     LenCtrl, LenCtrlFlags, QueueProducer, RingGeometry, TxMeta, UdmaDesc, DESC_SIZE,
 };
-use nrt_hal::{DeviceAddr, Hal, MemHandle, QueueRef};
+use nrt_hal::{DeviceAddr, Hal, MemHandle, NcIndex, QueueRef, Target};
 
 use crate::error::{Error, Result};
+use crate::model::queue::IO_QUEUE;
 
 /// The `len_ctrl` words of one copy pair's TX and RX descriptors without their ring ids:
 /// the length and flags, checked once when built so that appending a pair only adds the ring
@@ -178,5 +181,41 @@ impl HostRing {
     pub fn release(self, hal: &dyn Hal) {
         let _ = hal.mem_free(self.tx);
         let _ = hal.mem_free(self.rx);
+    }
+}
+
+/// The destinations of the four hardware-exec-queue pairs of core `nc` (docs/exec.md §3.2): the
+/// sequencer's `EXEC_REQUEST` window, the request-load event, and the IO queue's RX and TX
+/// tail-increment registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TriggerAddrs {
+    /// `EXEC_REQUEST` window of the sequencer.
+    pub request: DeviceAddr,
+    /// Event `HW_EXEC_QUEUE_REQUEST_LOAD`.
+    pub load_event: DeviceAddr,
+    /// The IO queue's RX tail increment.
+    pub rx_tail: DeviceAddr,
+    /// The IO queue's TX tail increment.
+    pub tx_tail: DeviceAddr,
+}
+
+impl TriggerAddrs {
+    /// The addresses of core `nc` of `target`.
+    pub fn new(target: Target, nc: NcIndex) -> Result<TriggerAddrs> {
+        let io = QueueRef::new(nc, reserved::HW_EXEC_ENGINE, IO_QUEUE);
+        Ok(TriggerAddrs {
+            request: target
+                .seq_addr(nc, seq::EXEC_REQUEST)
+                .ok_or_else(|| Error::failure("no sequencer window"))?,
+            load_event: target
+                .event_addr(nc, reserved::HW_EXEC_QUEUE_REQUEST_LOAD)
+                .ok_or_else(|| Error::failure("no request-load event"))?,
+            rx_tail: target
+                .tail_inc_addr(io, Direction::Rx)
+                .ok_or_else(|| Error::failure("no IO queue"))?,
+            tx_tail: target
+                .tail_inc_addr(io, Direction::Tx)
+                .ok_or_else(|| Error::failure("no IO queue"))?,
+        })
     }
 }

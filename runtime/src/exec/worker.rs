@@ -22,10 +22,10 @@ use nrt_hal::{EngineKind, Hal, HalError, NcIndex, Target};
 
 use super::handoff::Handoff;
 use super::ticket::{stage_lockstep, ComputeReqLock};
-use super::{status_of, CoreExec, ExecReport};
+use super::{status_of, CoreExec, ExecReport, REQ_SLOTS};
 use crate::config::RuntimeConfig;
 use crate::error::{Error, Result};
-use crate::runtime::LoadedModel;
+use crate::model::LoadedModel;
 use crate::status::NrtStatus;
 use crate::tensor::TensorSet;
 use crate::xu::ExecutionUnit;
@@ -88,6 +88,11 @@ pub struct ExecShared {
     pub xus: Vec<ExecutionUnit>,
     /// Per logical core: the async queue.
     pub queues: Vec<AsyncQueue>,
+    /// Per logical core: held while [`ExecShared::recover`] decides and resets, so a concurrent
+    /// load of the same core cannot stage between the decision and the reset (issue #8). It
+    /// guards the number of loads past that point — staging, loaded, or being unloaded — on the
+    /// core.
+    pub(super) recovery: Vec<Mutex<u32>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -95,6 +100,35 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl ExecShared {
+    /// The execute path of a device of `target` with `nc_count` physical cores grouped into
+    /// `vcores` logical ones. Each execution unit holds at most
+    /// `NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS` unfinished executions when that is set, and
+    /// never more than [`REQ_SLOTS`].
+    pub fn new(
+        hal: Arc<dyn Hal>,
+        target: Target,
+        cfg: RuntimeConfig,
+        nc_count: u32,
+        vcores: u32,
+    ) -> ExecShared {
+        let capacity = if cfg.async_max_inflight > 0 {
+            cfg.async_max_inflight.min(REQ_SLOTS as u32)
+        } else {
+            REQ_SLOTS as u32
+        };
+        ExecShared {
+            hal,
+            target,
+            cfg,
+            cores: (0..nc_count).map(|_| ComputeReqLock::new()).collect(),
+            xus: (0..vcores)
+                .map(|v| ExecutionUnit::new(v as u16, capacity))
+                .collect(),
+            queues: (0..vcores).map(|_| AsyncQueue::default()).collect(),
+            recovery: (0..vcores).map(|_| Mutex::new(0)).collect(),
+        }
+    }
+
     /// Binds, stages and rings the doorbell of one execution (through the vcore's execution
     /// unit, which serialises submitters and poisons itself on a staging or doorbell failure).
     pub fn submit(
@@ -304,7 +338,7 @@ impl ExecShared {
 
     /// Blocks until fewer than the in-flight limit are pending on `vnc`. The limit is
     /// `NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS`, capped at the execution unit's ring capacity
-    /// ([`crate::exec::REQ_SLOTS`]): a larger setting would otherwise let submits through to a
+    /// ([`REQ_SLOTS`]): a larger setting would otherwise let submits through to a
     /// full ring and fail with `NRT_QUEUE_FULL` instead of waiting (issue #8).
     pub fn backpressure(self: &Arc<Self>, vnc: u32) -> Result<()> {
         let xu = &self.xus[vnc as usize];

@@ -1,6 +1,7 @@
 //! Load stage S4 (docs/runtime.md §2.6): stand up one subgraph on one physical core — the
-//! per-core model record [`CoreModel`]. Everything it allocates is recorded in the record, and
-//! [`CoreModel::release`] (or the error edge of [`stage_core`]) frees exactly that.
+//! per-core model record [`CoreModel`] (its type is [`crate::model`]'s). Everything it
+//! allocates is recorded in the record, and [`CoreModel::release`] (or the error edge of
+//! [`stage_core`]) frees exactly that.
 //!
 //! # Memory plan
 //!
@@ -26,120 +27,25 @@
 //! pairs stay var-relative here and are resolved against the caller's tensors at bind time.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use nrt_hal::abi::MemAllocCategory;
 use nrt_hal::hal::{AllocRequest, MemLocation, RingSpec};
 use nrt_hal::isa::{Instruction, Opcode, RECORD_SIZE};
-use nrt_hal::target::{reserved, SemWindow};
-use nrt_hal::udma::{FixedRingId, RingGeometry, DESC_SIZE};
+use nrt_hal::target::SemWindow;
+use nrt_hal::udma::RingGeometry;
 use nrt_hal::{
     DeviceAddr, DmaEngine, EngineKind, Hal, MemHandle, NcIndex, QueueId, QueueRef, SemaphoreId,
     Target,
 };
 
-use super::dma::{lower_block, Loc, PairTemplate};
-use super::translate::{translate, PatchTable, TriggerPlan};
+use super::dma::lower_block;
+use super::translate::{translate, TriggerPlan};
 use crate::error::{Error, Result};
-use crate::exec::template::SubmitTemplate;
 use crate::kbin::{Kbin, VarKind};
-
-/// An IO var of the model on this core: the `io_mr_to_name_map` entry (docs/runtime.md §3.1).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IoVar {
-    /// The tensor name that binds it.
-    pub name: String,
-    /// Whether it is an input (else an output).
-    pub is_input: bool,
-    /// Its size in bytes.
-    pub size: u64,
-}
-
-/// One hardware queue of the model.
-#[derive(Debug, Clone)]
-pub struct HwQueue {
-    /// The queue set it serves.
-    pub set: String,
-    /// The hardware queue.
-    pub queue: QueueRef,
-    /// TX ring memory and its device address.
-    pub tx: (MemHandle, DeviceAddr),
-    /// RX ring memory and its device address.
-    pub rx: (MemHandle, DeviceAddr),
-    /// Ring length in descriptors.
-    pub ring_len: u32,
-    /// The pairs of one execution, in ring order (var-relative where they touch IO vars).
-    pub pairs: Vec<PairTemplate>,
-    /// Whether any pair touches an input or output var (resolved per execution).
-    pub dynamic: bool,
-    /// The distinct input/output vars the pairs touch, in first-use order (the key of the
-    /// dynamic-ring cache).
-    pub io_vars: Vec<u32>,
-}
-
-/// The per-core model record (one per subgraph).
-#[derive(Debug)]
-pub struct CoreModel {
-    /// The physical core.
-    pub nc: NcIndex,
-    /// Every allocation made for this record, in allocation order (freed in reverse).
-    pub allocations: Vec<MemHandle>,
-    /// Physical addresses of the model's own (non-IO) vars.
-    pub var_pa: BTreeMap<u32, DeviceAddr>,
-    /// The IO vars by var id.
-    pub io_vars: BTreeMap<u32, IoVar>,
-    /// Instruction-block address of each engine (exec-request order), `None` if absent.
-    pub engine_addr: [Option<DeviceAddr>; 5],
-    /// Translated instruction count of each engine.
-    pub engine_len: [u32; 5],
-    /// Patch records of each engine's stream.
-    pub patches: [PatchTable; 5],
-    /// The model's hardware queues.
-    pub queues: Vec<HwQueue>,
-    /// The device word holding 1 that semaphore-increment pairs copy.
-    pub one_word: DeviceAddr,
-    /// Triggers whose block uses a DMA op this platform cannot move: (engine, NEFF instruction
-    /// index, description), for error reports.
-    pub unsupported_triggers: Vec<(EngineKind, u32, String)>,
-    /// Bytes of shared scratchpad this record relies on.
-    pub scratchpad_need: u64,
-    /// What every execution of the model stages on this core the same way (the IO-queue pair
-    /// destinations, the request variants), computed once here.
-    pub submit: SubmitTemplate,
-}
-
-/// The hardware queues a core can give models: every (engine, queue) except the exec queue,
-/// the IO queue and the driver-reserved queues 14 and 15 (docs/driver.md §9.2).
-pub fn queue_pool(target: Target) -> BTreeSet<(u32, u32)> {
-    let s = target.spec();
-    let mut pool = BTreeSet::new();
-    for e in 0..s.dma_engines_per_core {
-        for q in 0..s.queues_per_engine.min(14) {
-            let reserved_pair = e == reserved::HW_EXEC_ENGINE.0
-                && (q == reserved::HW_EXEC_QUEUE.0 || q == IO_QUEUE.0);
-            if !reserved_pair {
-                pool.insert((e, q));
-            }
-        }
-    }
-    pool
-}
-
-/// The queue of [`reserved::HW_EXEC_ENGINE`] the runtime keeps for per-execution IO
-/// descriptors — **our choice**.
-pub const IO_QUEUE: QueueId = QueueId(12);
-
-/// Services staging needs from the runtime: hardware queues and the shared scratchpad.
-pub trait CoreResources {
-    /// Takes `n` free hardware queues of `nc` (lowest first), or fails with `NRT_RESOURCE`.
-    fn take_queues(&self, nc: NcIndex, n: usize) -> Result<Vec<(u32, u32)>>;
-    /// Returns queues to the pool.
-    fn return_queues(&self, nc: NcIndex, queues: &[(u32, u32)]);
-    /// The shared scratchpad of `nc`, at least `need` bytes, referenced once more.
-    fn acquire_scratchpad(&self, nc: NcIndex, need: u64) -> Result<DeviceAddr>;
-    /// Drops one reference to the scratchpad of `nc`.
-    fn release_scratchpad(&self, nc: NcIndex);
-}
+use crate::model::core_model::{CoreModel, CoreResources, IoVar};
+use crate::model::pair::{Loc, PairTemplate};
+use crate::model::queue::{io_vars, write_ring, HwQueue};
+use crate::model::template::SubmitTemplate;
 
 struct Staging<'a> {
     hal: &'a dyn Hal,
@@ -178,42 +84,8 @@ impl Staging<'_> {
 
     /// Frees everything allocated so far (the error edge).
     fn unwind(self) {
-        release(
-            self.hal,
-            self.res,
-            self.model,
-            &self.taken_queues,
-            self.scratchpad,
-        );
-    }
-}
-
-fn release(
-    hal: &dyn Hal,
-    res: &dyn CoreResources,
-    model: CoreModel,
-    queues: &[(u32, u32)],
-    scratchpad: bool,
-) {
-    for h in model.allocations.iter().rev() {
-        let _ = hal.mem_free(*h);
-    }
-    res.return_queues(model.nc, queues);
-    if scratchpad {
-        res.release_scratchpad(model.nc);
-    }
-}
-
-impl CoreModel {
-    /// Frees everything the record holds (unload).
-    pub fn release(self, hal: &dyn Hal, res: &dyn CoreResources) {
-        let queues: Vec<(u32, u32)> = self
-            .queues
-            .iter()
-            .map(|q| (q.queue.engine.0, q.queue.queue.0))
-            .collect();
-        let scratchpad = self.scratchpad_need > 0;
-        release(hal, res, self, &queues, scratchpad);
+        self.model
+            .release_with(self.hal, self.res, &self.taken_queues, self.scratchpad);
     }
 }
 
@@ -234,20 +106,7 @@ pub fn stage_core(
         hal,
         res,
         nc,
-        model: CoreModel {
-            nc,
-            allocations: Vec::new(),
-            var_pa: BTreeMap::new(),
-            io_vars: BTreeMap::new(),
-            engine_addr: [None; 5],
-            engine_len: [0; 5],
-            patches: Default::default(),
-            queues: Vec::new(),
-            one_word: DeviceAddr::ZERO,
-            unsupported_triggers: Vec::new(),
-            scratchpad_need: 0,
-            submit: SubmitTemplate::default(),
-        },
+        model: CoreModel::empty(nc),
         taken_queues: Vec::new(),
         scratchpad: false,
     };
@@ -531,7 +390,7 @@ fn init_rings(
             dynamic,
             io_vars: Vec::new(),
         };
-        hq.io_vars = crate::exec::dynring::io_vars(&hq, &is_io);
+        hq.io_vars = io_vars(&hq, &is_io);
         if !dynamic {
             let var_pa = &st.model.var_pa;
             write_ring(st.hal, &hq, &|v| var_pa.get(&v).copied())?;
@@ -655,28 +514,3 @@ fn write_u64(st: &Staging<'_>, at: DeviceAddr, value: u64) -> Result<()> {
         "no allocation holds pointer var at {at}"
     )))
 }
-
-/// Writes a queue's resolved descriptors (ring id 1, one pass) into its TX and RX rings.
-pub fn write_ring(
-    hal: &dyn Hal,
-    q: &HwQueue,
-    var_pa: &impl Fn(u32) -> Option<DeviceAddr>,
-) -> Result<()> {
-    let mut tx = Vec::with_capacity(q.pairs.len() * DESC_SIZE);
-    let mut rx = Vec::with_capacity(q.pairs.len() * DESC_SIZE);
-    for t in &q.pairs {
-        for p in t
-            .build(var_pa, FixedRingId(1))
-            .map_err(|e| e.context(format!("queue {}", q.queue)))?
-        {
-            tx.extend_from_slice(&p.tx.to_bytes());
-            rx.extend_from_slice(&p.rx.to_bytes());
-        }
-    }
-    hal.copy_to_device(q.tx.0, 0, &tx)?;
-    hal.copy_to_device(q.rx.0, 0, &rx)?;
-    Ok(())
-}
-
-/// Shared handle type for loaded data.
-pub type Shared<T> = Arc<T>;

@@ -14,6 +14,7 @@ use flate2::bufread::GzDecoder;
 use super::header::{hex, payload_hash, HashAlgo, NeffHeader, HEADER_SIZE};
 use super::ustar::{self, BLOCK};
 use crate::error::{Error, Result};
+use crate::manifest::MemberSource;
 
 /// Environment variable that turns on hash verification (docs/neff.md §2.2; default off).
 pub const VALIDATE_HASH_ENV: &str = "NEURON_RT_VALIDATE_HASH";
@@ -189,6 +190,16 @@ impl Neff {
     /// `Some(true)` when the header hash was checked and matched, `None` when not checked.
     pub fn hash_verified(&self) -> Option<bool> {
         self.hash_verified
+    }
+}
+
+/// The manifests read a parsed NEFF's members through [`MemberSource`] (sharing the buffers).
+impl MemberSource for Neff {
+    fn member(&self, path: &str) -> Option<&[u8]> {
+        Neff::member(self, path)
+    }
+    fn member_shared(&self, path: &str) -> Option<Arc<Vec<u8>>> {
+        self.member_arc(path).cloned()
     }
 }
 

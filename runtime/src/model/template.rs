@@ -1,24 +1,22 @@
-//! Submit templates: everything the stage of one execution writes that does not change from one
-//! execution of a model on a core to the next, computed once when the model is staged on the
-//! core (docs/exec.md §2, §3.2, §3.3), so that a submit only patches what does change:
-//!
-//! - [`SubmitTemplate`] (per model and core): the destination register of every IO-queue pair
-//!   in stage order (the swap descriptors of each dynamic queue, the rewind pairs of every
-//!   queue), and the request buffer with its trailer for each of the eight combinations of the
-//!   request's flags. Per execution the stage only resolves the dynamic queues' rings (the
-//!   source of their swap pairs) and picks the request variant.
-//! - [`TriggerAddrs`] (per core): the four destinations of the hardware exec queue's pairs.
+//! The submit template of a model on a core ([`SubmitTemplate`]): everything the stage of one
+//! execution writes that does not change from one execution of the model on that core to the
+//! next, computed once when the model is staged on the core (docs/exec.md §2, §3.2, §3.3), so
+//! that a submit only patches what does change — the destination register of every IO-queue
+//! pair in stage order (the swap descriptors of each dynamic queue, the rewind pairs of every
+//! queue), and the request buffer with its trailer for each of the eight combinations of the
+//! request's flags. Per execution the stage only resolves the dynamic queues' rings (the
+//! source of their swap pairs) and picks the request variant.
 //!
 //! The descriptors built from a template are byte-identical to those built without one: the
 //! template holds the same addresses the stage used to compute per execution.
 
 use nrt_hal::exec_request::{DeviceExecRequest, RequestBuffer, REQUEST_BUFFER_SIZE};
-use nrt_hal::target::{reserved, seq, Direction, QueueReg};
-use nrt_hal::{DeviceAddr, EngineKind, NcIndex, QueueRef, Target};
+use nrt_hal::target::{Direction, QueueReg};
+use nrt_hal::{DeviceAddr, EngineKind, QueueRef, Target};
 
-use super::dynring;
+use super::queue::HwQueue;
+use super::ring_cache::words;
 use crate::error::{Error, Result};
-use crate::load::stage::{HwQueue, IO_QUEUE};
 
 /// Bytes of a request slot's contents: the request buffer and its 4-byte trailer (the IO pair
 /// count, docs/exec.md §2.4).
@@ -77,21 +75,13 @@ impl SubmitTemplate {
                 let mut regs = [(DeviceAddr::new(0), 0u64); 6];
                 let mut i = 0;
                 for (dir, lo, hi) in [
-                    (
-                        Direction::Tx,
-                        dynring::words::TX_BASE_LO,
-                        dynring::words::TX_BASE_HI,
-                    ),
-                    (
-                        Direction::Rx,
-                        dynring::words::RX_BASE_LO,
-                        dynring::words::RX_BASE_HI,
-                    ),
+                    (Direction::Tx, words::TX_BASE_LO, words::TX_BASE_HI),
+                    (Direction::Rx, words::RX_BASE_LO, words::RX_BASE_HI),
                 ] {
                     for (reg, off) in [
                         (QueueReg::BaseLow, lo),
                         (QueueReg::BaseHigh, hi),
-                        (QueueReg::Length, dynring::words::LEN),
+                        (QueueReg::Length, words::LEN),
                     ] {
                         regs[i] = (reg_addr(target, q.queue, dir, reg)?, off);
                         i += 1;
@@ -136,41 +126,5 @@ impl SubmitTemplate {
     pub fn request(&self, model_switch: bool, reload: bool, tables: bool) -> &[u8; SLOT_CONTENT] {
         &self.requests
             [usize::from(model_switch) | usize::from(reload) << 1 | usize::from(tables) << 2]
-    }
-}
-
-/// The destinations of the four hardware-exec-queue pairs of core `nc` (docs/exec.md §3.2): the
-/// sequencer's `EXEC_REQUEST` window, the request-load event, and the IO queue's RX and TX
-/// tail-increment registers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TriggerAddrs {
-    /// `EXEC_REQUEST` window of the sequencer.
-    pub request: DeviceAddr,
-    /// Event `HW_EXEC_QUEUE_REQUEST_LOAD`.
-    pub load_event: DeviceAddr,
-    /// The IO queue's RX tail increment.
-    pub rx_tail: DeviceAddr,
-    /// The IO queue's TX tail increment.
-    pub tx_tail: DeviceAddr,
-}
-
-impl TriggerAddrs {
-    /// The addresses of core `nc` of `target`.
-    pub fn new(target: Target, nc: NcIndex) -> Result<TriggerAddrs> {
-        let io = QueueRef::new(nc, reserved::HW_EXEC_ENGINE, IO_QUEUE);
-        Ok(TriggerAddrs {
-            request: target
-                .seq_addr(nc, seq::EXEC_REQUEST)
-                .ok_or_else(|| Error::failure("no sequencer window"))?,
-            load_event: target
-                .event_addr(nc, reserved::HW_EXEC_QUEUE_REQUEST_LOAD)
-                .ok_or_else(|| Error::failure("no request-load event"))?,
-            rx_tail: target
-                .tail_inc_addr(io, Direction::Rx)
-                .ok_or_else(|| Error::failure("no IO queue"))?,
-            tx_tail: target
-                .tail_inc_addr(io, Direction::Tx)
-                .ok_or_else(|| Error::failure("no IO queue"))?,
-        })
     }
 }
