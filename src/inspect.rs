@@ -99,7 +99,7 @@ fn subgraph_json(k: &nrt_emu::runtime::kbin::Kbin) -> Value {
                 VarKind::Pointer { referenced_var_id } => {
                     format!("pointer (-> {referenced_var_id})")
                 }
-                VarKind::DgeTable => "dge-table".into(),
+                VarKind::DgeTable { list } => format!("dge-table {list:?}"),
             };
             json!({"var_id": v.var_id, "name": v.name, "type": kind, "size": v.size})
         })

@@ -145,8 +145,12 @@ pub enum VarKind {
         /// The var whose address it holds.
         referenced_var_id: u32,
     },
-    /// `dge-table`: a descriptor-generation table (accepted, opaque).
-    DgeTable,
+    /// `dge-table`: the descriptor-generation table of the subgraph's engine-issued DMAs; entry
+    /// `i` names var `list[i]` (docs/neff.md §7.2). Nothing is allocated for it.
+    DgeTable {
+        /// The var ids, in entry order.
+        list: Vec<u32>,
+    },
 }
 
 /// One variable of a subgraph.

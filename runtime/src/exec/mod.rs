@@ -79,8 +79,7 @@ use ring::{HostRing, PairCtrl, TriggerAddrs};
 pub const EXEC_RING: u32 = 1024;
 /// Descriptors in each core's IO queue.
 pub const IO_RING: u32 = 65536;
-/// Request slots per core: the most executions a core may have staged and not yet started.
-pub const REQ_SLOTS: u64 = 64;
+pub use crate::model::template::REQ_SLOTS;
 /// Bytes of each core's notification queue (2048 entries).
 pub const NQ_BYTES: u32 = 64 << 10;
 /// Most IO-queue swap pairs one execution may stage on one core.
@@ -331,6 +330,18 @@ impl CoreExec {
             for &dst in &t.rewind {
                 self.io_ring.push(reset, dst, self.ctrl.word)?;
             }
+        }
+        // ---- bind: the IO image of the engine-issued DMAs' var slots ----
+        if let (Some(d), Some((dst, len))) = (&core.dge, tpl.dge) {
+            let mut image = [0u8; crate::model::dge::SLOT as usize * crate::model::dge::MAX_IO];
+            let n = d.io_image(io_pa, &mut image)?;
+            let at = d.staging_offset(index, REQ_SLOTS);
+            hal.copy_to_device(d.mem, at, &image[..n])?;
+            self.io_ring.push(
+                DeviceAddr::new(d.pa.raw() + at),
+                dst,
+                PairCtrl::new(len, false)?,
+            )?;
         }
         // ---- the request ----
         let (reload, tables) = match (skip_config, self.last_config) {

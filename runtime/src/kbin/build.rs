@@ -334,7 +334,9 @@ impl<S: MemberSource> SubgraphCtx<'_, S> {
                 VarType::Pointer => VarKind::Pointer {
                     referenced_var_id: v.referenced_var_id.unwrap_or(0),
                 },
-                VarType::DgeTable => VarKind::DgeTable,
+                VarType::DgeTable => VarKind::DgeTable {
+                    list: v.list.clone().unwrap_or_default(),
+                },
             };
             let size = if v.var_type == VarType::StateBuffer {
                 0
@@ -353,6 +355,14 @@ impl<S: MemberSource> SubgraphCtx<'_, S> {
             );
         }
         for v in vars.values() {
+            if let VarKind::DgeTable { list } = &v.kind {
+                if let Some(bad) = list.iter().find(|id| !vars.contains_key(id)) {
+                    return Err(self.def_err(format_args!(
+                        "var.{}.list: var id {bad} does not exist",
+                        v.name
+                    )));
+                }
+            }
             if let VarKind::Pointer { referenced_var_id } = v.kind {
                 if !vars.contains_key(&referenced_var_id) {
                     return Err(self.def_err(format_args!(
@@ -988,9 +998,13 @@ fn split_records(member: &str, bin: &[u8]) -> Result<Vec<Record>> {
     for (i, chunk) in bin.chunks_exact(RECORD_SIZE).enumerate() {
         let r = Record::from_slice(chunk)
             .ok_or_else(|| Error::invalid(format!("{member}: record {i}: short record")))?;
-        if r.length_byte() != LENGTH_BYTE {
+        // Byte 1 is the record length in dwords, 0x10, except for the opcodes whose row says
+        // otherwise (the Neuron 0xDA has 0x00).
+        let expected = nrt_hal::isa::neuron::NeuronOpcode::from_byte(r.opcode())
+            .map_or(LENGTH_BYTE, |o| o.length_byte());
+        if r.length_byte() != expected {
             return Err(Error::invalid(format!(
-                "{member}: record {i}: length byte (byte 1) is {:#04x}, expected {LENGTH_BYTE:#04x}",
+                "{member}: record {i}: length byte (byte 1) is {:#04x}, expected {expected:#04x}",
                 r.length_byte()
             )));
         }

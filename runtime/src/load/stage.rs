@@ -10,7 +10,9 @@
 //! | `state-buffer` | the core's SBUF window (`Target::sbuf_addr`), nothing allocated | — |
 //! | `input`, `output` | the caller's tensors, bound per execution | — |
 //! | `file` constants | one region, each var at its alignment (≥ 64 B), data copied in | `CONSTANTS_DEVICE` |
-//! | `tmp-buf`, `pointer`, `dge-table` | one private region | `SCRATCHPAD_NONSHARED_DEVICE` |
+//! | `tmp-buf`, `pointer` | one private region | `SCRATCHPAD_NONSHARED_DEVICE` |
+//! | `dge-table` | nothing: its entries name vars, which the var slots hold | — |
+//! | var slots of engine-issued DMAs (`crate::model::dge`), when the streams issue any | one allocation: the slot table and the per-execution IO images | `MISC_DEVICE` |
 //! | `virtual` | the core's shared scratchpad at `backing_variable_off` (docs/neff.md §7.2) | `SCRATCHPAD_DEVICE` |
 //! | engine instruction blocks | one region, the five translated streams back to back | `CODE_DEVICE` |
 //! | DMA rings | one allocation per ring (a ring starts at its chunk, docs/driver.md §4.4) | `DMA_RINGS_DEVICE` |
@@ -41,8 +43,10 @@ use nrt_hal::{
 use super::dma::lower_block;
 use super::translate::{translate, TriggerPlan};
 use crate::error::{Error, Result};
+use crate::exec::REQ_SLOTS;
 use crate::kbin::{Kbin, VarKind};
 use crate::model::core_model::{CoreModel, CoreResources, IoVar};
+use crate::model::dge::{DgeSlots, SLOT};
 use crate::model::pair::{Loc, PairTemplate};
 use crate::model::queue::{io_vars, write_ring, HwQueue};
 use crate::model::template::SubmitTemplate;
@@ -136,8 +140,81 @@ fn stage_into(st: &mut Staging<'_>, target: Target, kbin: &Kbin) -> Result<()> {
             .any(|q| (q.queue.engine.0, q.queue.queue.0) == *t)
     });
 
+    plan_dge(st, target, kbin)?;
     upload_code(st, target, kbin, &plans)?;
-    st.model.submit = SubmitTemplate::new(target, &st.model.queues, &st.model.engine_addr)?;
+    st.model.submit = SubmitTemplate::new(
+        target,
+        &st.model.queues,
+        &st.model.engine_addr,
+        st.model.dge.as_ref(),
+    )?;
+    Ok(())
+}
+
+/// The var slots the subgraph's engine-issued DMAs address (`crate::model::dge`), when its
+/// streams issue any: one slot per var but the state buffer and DGE tables, the IO vars' first;
+/// the other slots written now (device address and size), the IO slots per execution.
+fn plan_dge(st: &mut Staging<'_>, target: Target, kbin: &Kbin) -> Result<()> {
+    let issues_dma = kbin.encoding == nrt_hal::isa::neuron::Encoding::Neuron
+        && kbin.engines.iter().any(|e| {
+            e.records
+                .iter()
+                .any(|r| r.opcode() == nrt_hal::isa::neuron::NeuronOpcode::DmaDirect2d.byte())
+        });
+    if !issues_dma {
+        return Ok(());
+    }
+    let mut io = Vec::new();
+    let mut other = Vec::new();
+    let mut sb = None;
+    let mut list = Vec::new();
+    for v in kbin.vars.values() {
+        match &v.kind {
+            VarKind::StateBuffer => {
+                let base = target
+                    .sbuf_addr(st.nc, 0, 0)
+                    .ok_or_else(|| Error::failure(format!("{} has no SBUF window", st.nc)))?;
+                sb = Some((v.var_id, base));
+            }
+            VarKind::DgeTable { list: l } => list.clone_from(l),
+            VarKind::Input | VarKind::Output => io.push((v.var_id, v.size)),
+            _ => other.push(v.var_id),
+        }
+    }
+    if io.len() > crate::model::dge::MAX_IO {
+        return Err(Error::invalid(format!(
+            "{} IO vars are addressed by engine-issued DMAs; at most {} supported",
+            io.len(),
+            crate::model::dge::MAX_IO
+        )));
+    }
+    let slot_of: BTreeMap<u32, u32> = io
+        .iter()
+        .map(|&(v, _)| v)
+        .chain(other.iter().copied())
+        .enumerate()
+        .map(|(i, v)| (v, i as u32))
+        .collect();
+    let bytes = DgeSlots::bytes(slot_of.len() as u64, io.len() as u64, REQ_SLOTS);
+    let (mem, pa) = st.alloc(bytes, 64, MemAllocCategory::MiscDevice, "DMA var slots")?;
+    let mut table = vec![0u8; (slot_of.len() as u64 * SLOT) as usize];
+    for &var in &other {
+        let (Some(&at), Some(&addr)) = (slot_of.get(&var), st.model.var_pa.get(&var)) else {
+            continue;
+        };
+        let at = at as usize * SLOT as usize;
+        table[at..at + 8].copy_from_slice(&addr.raw().to_le_bytes());
+        table[at + 8..at + 16].copy_from_slice(&kbin.vars[&var].size.to_le_bytes());
+    }
+    st.hal.copy_to_device(mem, 0, &table)?;
+    st.model.dge = Some(DgeSlots {
+        mem,
+        pa,
+        slot_of,
+        io,
+        list,
+        sb,
+    });
     Ok(())
 }
 
@@ -162,7 +239,8 @@ fn plan_memory(st: &mut Staging<'_>, target: Target, kbin: &Kbin) -> Result<()> 
                 const_off = const_off.checked_add(v.size).ok_or_else(overflow)?;
                 const_align = const_align.max(align);
             }
-            VarKind::TmpBuf | VarKind::Pointer { .. } | VarKind::DgeTable => {
+            VarKind::DgeTable { .. } => {}
+            VarKind::TmpBuf | VarKind::Pointer { .. } => {
                 tmp_off = align_up(tmp_off, align).ok_or_else(overflow)?;
                 placed_tmp.push((v.var_id, tmp_off));
                 tmp_off = tmp_off.checked_add(v.size.max(8)).ok_or_else(overflow)?;
@@ -428,6 +506,7 @@ fn upload_code(
             &prog.records,
             &plans[prog.engine.index()],
             &|v| var_pa.get(&v).copied(),
+            st.model.dge.as_ref(),
         )
         .map_err(|e| e.context(&prog.bin_member))?;
         streams.push((prog.engine, recs, patches));

@@ -9,6 +9,7 @@
 //! | `0xF0` PseudoWriteVar | `Write(pa(var) + offset, value)` | 1 |
 //! | `0xF1` PseudoBarrier | `SemSignal(sem += 1)`, `SemWait(sem ≥ count)` | 2 (INSERT) |
 //! | `0xF2` PseudoMarker | nothing | 0 (DELETE) |
+//! | Neuron `0xD4` DMA_DIRECT2D | its wait as an `0xA0` (if it has one), then a `dma.direct` naming the state buffer absolutely and other vars by their slots (`crate::model::dge`) | 1 or 2 (INSERT) |
 //! | anything else, including real compute opcodes this platform does not execute | copied unchanged | 1 |
 //!
 //! A stream of a Neuron-encoded NEFF (see `Kbin::encoding`) is translated the same way, with
@@ -22,12 +23,13 @@
 
 use std::collections::BTreeMap;
 
-use nrt_hal::isa::neuron::{Encoding, NeuronInstr, Sync};
+use nrt_hal::isa::neuron::{Encoding, NeuronInstr, NeuronOpcode, Sync};
 use nrt_hal::isa::{Instruction, Lowered, Opcode, Record};
 use nrt_hal::target::Direction;
-use nrt_hal::{DeviceAddr, QueueRef, Target};
+use nrt_hal::{DeviceAddr, QueueRef, SemaphoreId, Target};
 
 use crate::error::{Error, Result};
+use crate::model::dge::DgeSlots;
 use crate::model::patch::{Patch, PatchKind, PatchTable};
 
 /// How a trigger record is lowered: the tail increments it performs.
@@ -41,6 +43,7 @@ pub fn translate(
     records: &[Record],
     triggers: &BTreeMap<usize, TriggerPlan>,
     var_pa: &impl Fn(u32) -> Option<DeviceAddr>,
+    dge: Option<&DgeSlots>,
 ) -> Result<(Vec<Record>, PatchTable)> {
     let mut out = Vec::with_capacity(records.len());
     let mut patches = PatchTable::default();
@@ -48,7 +51,13 @@ pub fn translate(
         let device_ip = out.len() as u32;
         let neff_ip = ip as u32;
         let op = Opcode::from_byte(rec.opcode());
+        let direct =
+            encoding == Encoding::Neuron && rec.opcode() == NeuronOpcode::DmaDirect2d.byte();
         let replaced: Option<Vec<Slot>> = match op {
+            _ if direct => Some(
+                dma_direct(rec, dge)
+                    .map_err(|e| Error::invalid(format!("instruction {ip}: {}", e.message)))?,
+            ),
             Some(Opcode::PseudoDmaTrigger) => match triggers.get(&ip) {
                 None => None,
                 Some(plan) => {
@@ -124,6 +133,60 @@ pub fn translate(
     Ok((out, patches))
 }
 
+/// A Neuron `0xD4` DMA_DIRECT2D relocated (docs/runtime.md §2.8): its wait, if any, as a
+/// `0xA0` wait record, then a `dma.direct` whose ends name the state buffer absolutely and
+/// every other var by its slot.
+fn dma_direct(rec: &Record, dge: Option<&DgeSlots>) -> Result<Vec<Slot>> {
+    let n = NeuronInstr::decode(rec).map_err(|e| Error::invalid(e.to_string()))?;
+    let NeuronInstr::DmaDirect2d {
+        sync,
+        semaphore,
+        sem_increment,
+        src,
+        src_pattern,
+        src_elem_size,
+        dst,
+        dst_pattern,
+        dst_elem_size,
+        src_dtype,
+        dst_dtype,
+        ..
+    } = n
+    else {
+        return Err(Error::invalid("not a DMA_DIRECT2D"));
+    };
+    let dge = dge.ok_or_else(|| Error::failure("DMA_DIRECT2D without var slots"))?;
+    let mut v = Vec::with_capacity(2);
+    if let Some(w) = sync.waits[0] {
+        v.push(wait_record(w)?);
+    }
+    v.push(Slot::Instr(Instruction::DmaDirect {
+        sem: SemaphoreId(u32::from(semaphore)),
+        increment: sem_increment,
+        src_dtype,
+        dst_dtype,
+        src: dge.end(&src)?,
+        dst: dge.end(&dst)?,
+        src_pattern,
+        dst_pattern,
+        src_elem_size,
+        dst_elem_size,
+    }));
+    Ok(v)
+}
+
+fn wait_record(w: nrt_hal::isa::neuron::SyncWait) -> Result<Slot> {
+    NeuronInstr::EventSemaphore {
+        sync: Sync {
+            waits: [Some(w), None],
+            signal: None,
+        },
+    }
+    .encode()
+    .map(Slot::Record)
+    .map_err(|e| Error::failure(e.to_string()))
+}
+
 /// One device slot of a lowering: a platform instruction, or a ready record.
 enum Slot {
     Instr(Instruction),
@@ -138,16 +201,7 @@ fn trigger_wait(encoding: Encoding, rec: &Record) -> Option<Slot> {
         return None;
     }
     let n = NeuronInstr::decode(rec).ok()?;
-    let w = n.sync().waits[0]?;
-    NeuronInstr::EventSemaphore {
-        sync: Sync {
-            waits: [Some(w), None],
-            signal: None,
-        },
-    }
-    .encode()
-    .ok()
-    .map(Slot::Record)
+    wait_record(n.sync().waits[0]?).ok()
 }
 
 #[cfg(test)]
@@ -187,9 +241,14 @@ mod tests {
         ];
         let mut trig = BTreeMap::new();
         trig.insert(1usize, vec![(q, 9)]);
-        let (out, patches) = translate(t, Encoding::Platform, &stream, &trig, &|v| {
-            (v == 7).then_some(DeviceAddr::new(0x100_0000))
-        })
+        let (out, patches) = translate(
+            t,
+            Encoding::Platform,
+            &stream,
+            &trig,
+            &|v| (v == 7).then_some(DeviceAddr::new(0x100_0000)),
+            None,
+        )
         .unwrap();
         let got: Vec<Instruction> = out
             .iter()
@@ -262,6 +321,7 @@ mod tests {
             &stream,
             &BTreeMap::new(),
             &|_| None,
+            None,
         )
         .unwrap_err();
         assert!(e.message.contains("instruction 0"), "{e}");
@@ -274,6 +334,7 @@ mod tests {
             &[Record(raw)],
             &BTreeMap::new(),
             &|_| None,
+            None,
         )
         .unwrap();
         assert_eq!(out, vec![Record(raw)]);

@@ -55,7 +55,7 @@ pub struct VarDef {
     pub var_type: VarType,
     /// `var_id`.
     pub var_id: u32,
-    /// `size` (required for every type but `state-buffer`).
+    /// `size` (required for every type but `state-buffer` and `dge-table`).
     pub size: Option<u64>,
     /// `alignment` (default 0).
     pub alignment: u64,
@@ -67,8 +67,8 @@ pub struct VarDef {
     pub backing_variable_off: Option<u64>,
     /// `referenced_var_id` (required for `pointer`).
     pub referenced_var_id: Option<u32>,
-    /// `list` (for `dge-table`), opaque.
-    pub list: Option<Vec<Value>>,
+    /// `list` (required for `dge-table`): the var ids the table's entries name, in entry order.
+    pub list: Option<Vec<u32>>,
 }
 
 /// One def.json `dma_queue` entry (a queue set).
@@ -90,6 +90,9 @@ pub struct QueueDef {
     pub fabric_path: Option<String>,
     /// `queue_instances`, opaque.
     pub queue_instances: Vec<Value>,
+    /// `dynamic_dma` (software-generated queues): the SBUF scratch its descriptors are written
+    /// into, `(SB_scratch_partition_offset, SB_scratch_partition_size)`.
+    pub dynamic_dma: Option<(u32, u32)>,
 }
 
 /// One engine named by def.json: its JSON and binary members, already joined to the def.json
@@ -139,11 +142,16 @@ pub fn parse_def_json(file: &str, bytes: &[u8]) -> Result<DefJson> {
                 let s = a.str()?;
                 VarType::from_name(s).ok_or_else(|| a.err(format_args!("unknown var type {s:?}")))
             })?;
-            let size = if var_type == VarType::StateBuffer {
-                v.opt_bytes("size")?
-            } else {
-                Some(v.req("size", |a| a.bytes())?)
+            let size = match var_type {
+                VarType::StateBuffer => v.opt_bytes("size")?,
+                // A DGE table lists vars; it has no storage of its own.
+                VarType::DgeTable => None,
+                _ => Some(v.req("size", |a| a.bytes())?),
             };
+            let list = v.opt("list", |a| a.each(|e| e.u32()))?;
+            if var_type == VarType::DgeTable && list.is_none() {
+                return Err(v.err("list", "missing"));
+            }
             let file_name = v.opt_str("file_name")?;
             if var_type == VarType::File && file_name.is_none() {
                 return Err(v.err("file_name", "missing"));
@@ -168,7 +176,7 @@ pub fn parse_def_json(file: &str, bytes: &[u8]) -> Result<DefJson> {
                 file_name,
                 backing_variable_off,
                 referenced_var_id,
-                list: v.opt("list", |a| a.arr().map(<[Value]>::to_vec))?,
+                list,
             })
         })?);
     }
@@ -195,6 +203,13 @@ pub fn parse_def_json(file: &str, bytes: &[u8]) -> Result<DefJson> {
                     queue_instances: q
                         .opt("queue_instances", |a| a.arr().map(<[Value]>::to_vec))?
                         .unwrap_or_default(),
+                    dynamic_dma: q.opt("dynamic_dma", |a| {
+                        let d = a.obj()?;
+                        Ok((
+                            d.req("SB_scratch_partition_offset", |a| a.u32())?,
+                            d.req("SB_scratch_partition_size", |a| a.u32())?,
+                        ))
+                    })?,
                 })
             })?);
         }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use nrt_hal::{DeviceAddr, EngineKind, Hal, MemHandle, NcIndex};
 
+use super::dge::DgeSlots;
 use super::patch::PatchTable;
 use super::queue::HwQueue;
 use super::template::SubmitTemplate;
@@ -53,6 +54,8 @@ pub struct CoreModel {
     /// What every execution of the model stages on this core the same way (the IO-queue pair
     /// destinations, the request variants), computed once when staged.
     pub submit: SubmitTemplate,
+    /// The var slots of the engine-issued DMAs, when the streams issue any.
+    pub dge: Option<DgeSlots>,
 }
 
 /// Services a per-core model takes from the runtime and gives back: hardware queues and the
@@ -84,6 +87,7 @@ impl CoreModel {
             unsupported_triggers: Vec::new(),
             scratchpad_need: 0,
             submit: SubmitTemplate::default(),
+            dge: None,
         }
     }
 

@@ -11,6 +11,7 @@
 //! | [`pair`] | the relocatable copy pair a queue holds ([`PairTemplate`]) | `crate::load::dma` | `queue` |
 //! | [`patch`] | the patch records of the translated streams ([`PatchTable`]) | `crate::load::translate` (S5) | error reports |
 //! | [`template`] | the submit template of a model on a core ([`SubmitTemplate`]) | `crate::load::stage` | `crate::exec` (stage) |
+//! | [`dge`] | the var slots engine-issued DMAs address ([`DgeSlots`](dge::DgeSlots)) | `crate::load::stage` | `crate::load::translate`, `crate::exec` (stage) |
 //! | [`ring_cache`] | the dynamic-ring cache of a dynamic queue and its eviction policy | `crate::exec::dynring` | `crate::exec` |
 //!
 //! docs/runtime.md §2.6–§2.7 describe what staging puts into these records, docs/runtime.md §3.2 how an
@@ -24,6 +25,7 @@
 //! [`SubmitTemplate`]: template::SubmitTemplate
 
 pub mod core_model;
+pub mod dge;
 pub mod pair;
 pub mod patch;
 pub mod queue;

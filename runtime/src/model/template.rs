@@ -14,9 +14,14 @@ use nrt_hal::exec_request::{DeviceExecRequest, RequestBuffer, REQUEST_BUFFER_SIZ
 use nrt_hal::target::{Direction, QueueReg};
 use nrt_hal::{DeviceAddr, EngineKind, QueueRef, Target};
 
+use super::dge::DgeSlots;
 use super::queue::HwQueue;
 use super::ring_cache::words;
 use crate::error::{Error, Result};
+
+/// Request slots per core: the most executions a core may have staged and not yet started
+/// (also the number of IO images a model's var slots keep, `crate::model::dge`).
+pub const REQ_SLOTS: u64 = 64;
 
 /// Bytes of a request slot's contents: the request buffer and its 4-byte trailer (the IO pair
 /// count, docs/exec.md §2.4).
@@ -41,6 +46,9 @@ pub struct SubmitTemplate {
     pub swaps: u32,
     /// The request slot's contents for each flag combination (see [`SubmitTemplate::request`]).
     requests: [[u8; SLOT_CONTENT]; 8],
+    /// The IO-queue pair that copies an execution's IO image into the var slots
+    /// (`crate::model::dge`): its destination and length in bytes.
+    pub dge: Option<(DeviceAddr, u32)>,
 }
 
 impl Default for SubmitTemplate {
@@ -50,6 +58,7 @@ impl Default for SubmitTemplate {
             queues: Vec::new(),
             swaps: 0,
             requests: [[0; SLOT_CONTENT]; 8],
+            dge: None,
         }
     }
 }
@@ -67,6 +76,7 @@ impl SubmitTemplate {
         target: Target,
         queues: &[HwQueue],
         engine_addr: &[Option<DeviceAddr>; 5],
+        dge: Option<&DgeSlots>,
     ) -> Result<SubmitTemplate> {
         let mut out = Vec::with_capacity(queues.len());
         let mut swaps = 0u32;
@@ -99,6 +109,14 @@ impl SubmitTemplate {
             swaps += 2;
             out.push(QueueSwaps { regs, rewind });
         }
+        let dge = match dge {
+            Some(d) if !d.io.is_empty() => {
+                let len = d.io.len() as u32 * super::dge::SLOT as u32;
+                swaps += 1;
+                Some((d.pa, len))
+            }
+            _ => None,
+        };
         let mut requests = [[0u8; SLOT_CONTENT]; 8];
         for (flags, slot) in requests.iter_mut().enumerate() {
             let mut req = DeviceExecRequest::new(flags & 1 != 0, flags & 2 != 0, flags & 4 != 0);
@@ -118,6 +136,7 @@ impl SubmitTemplate {
             queues: out,
             swaps,
             requests,
+            dge,
         })
     }
 

@@ -299,7 +299,8 @@ pub fn is_neuron_stream(records: &[Record]) -> bool {
         .all(|r| NeuronOpcode::from_byte(r.opcode()).is_some())
 }
 
-/// Checks that a `0x02` MATMUL record follows a `0x01` LDWEIGHTS with the same dtype (byte 32),
+/// Checks that a `0x02` MATMUL record follows a `0x01` LDWEIGHTS — or, from compiler 2.23 on,
+/// another MATMUL that keeps the same stationary operand — with the same dtype (byte 32),
 /// transpose mode (byte 34) and K (byte 38); other records pass. `prev` is the record before
 /// `cur` in the same stream.
 pub fn check_pe_pair(prev: Option<&Record>, cur: &Record) -> Result<(), NeuronError> {
@@ -307,7 +308,11 @@ pub fn check_pe_pair(prev: Option<&Record>, cur: &Record) -> Result<(), NeuronEr
         return Ok(());
     }
     let op = cur.opcode();
-    let Some(prev) = prev.filter(|p| p.opcode() == NeuronOpcode::LoadWeights.byte()) else {
+    let pe = [
+        NeuronOpcode::LoadWeights.byte(),
+        NeuronOpcode::Matmul.byte(),
+    ];
+    let Some(prev) = prev.filter(|p| pe.contains(&p.opcode())) else {
         return Err(NeuronError::Operands {
             opcode: op,
             what: "not preceded by a 0x01 LoadStationary".into(),

@@ -22,6 +22,8 @@ use super::{NeuronError, PeTail, Sync};
 const PE_TYPES: &[Dtype] = &[Dtype::F16, Dtype::Bf16, Dtype::F32];
 /// Dtypes the vector and scalar engines compute in.
 const FLOATS: &[Dtype] = &[Dtype::F16, Dtype::Bf16, Dtype::F32];
+/// Dtypes a memset fills.
+const MEMSET_TYPES: &[Dtype] = &[Dtype::F16, Dtype::Bf16, Dtype::F32, Dtype::I32, Dtype::U32];
 /// Dtypes a same-type copy moves (the 4-byte integer moves packed fp16 pairs).
 const COPY_TYPES: &[Dtype] = &[Dtype::F16, Dtype::Bf16, Dtype::I32, Dtype::F32];
 /// Dtypes a `0xD4` moves or converts.
@@ -146,8 +148,8 @@ crate::instruction_set! {
         transpose: bool = Flag(34, "transpose mode"),
         /// K: the partitions contracted.
         k: u8 = Partitions(38),
-        /// M (always 128).
-        m: u8 = OneOf(39, "byte 39 (M)", &[0x80]),
+        /// M: the stationary operand's columns (its elements per partition), 1..=128.
+        m: u8 = Partitions(39),
         /// Bytes 44–47.
         tail: PeTail = Tail(44),
     } check {
@@ -158,7 +160,7 @@ crate::instruction_set! {
         if src.space() != crate::isa::MemSpace::Sbuf {
             return Err(bad(0x01, 16, "stationary address", u64::from(src.addr), "the stationary operand is in SBUF"));
         }
-        Ok(())
+        counts_equal(0x01, &[("stationary", src.elements()), ("M", u64::from(*m))])
     }
     model {
         let pass = match (*dtype, *fp32_mode) {
@@ -184,8 +186,8 @@ crate::instruction_set! {
 
     /// `0x02` MATMUL (PE): stream the moving operand through the array into PSUM.
     Matmul = 0x02, "MATMUL", [Pe] {
-        /// Never waits; may update.
-        sync: Sync = SyncBlock::UPDATE,
+        /// May wait (2.23; never in 2.18/2.21) and update.
+        sync: Sync = SyncBlock::BOTH,
         /// The moving operand, 3-D, in SBUF.
         src: NeuronAp<3> = Ap(16, "moving address"),
         /// Its dtype (as the LDWEIGHTS before it).
@@ -196,8 +198,8 @@ crate::instruction_set! {
         transpose: bool = Flag(34, "transpose mode"),
         /// K (as the LDWEIGHTS before it).
         k: u8 = Partitions(38),
-        /// M (always 128).
-        m: u8 = OneOf(39, "byte 39 (M)", &[0x80]),
+        /// M: the result's partitions (the stationary operand's columns), 1..=128.
+        m: u8 = Partitions(39),
         /// Accumulation flags: bit 0 start (overwrite), bit 1 last.
         acc_flags: u8 = OneOf(43, "accumulate flags", &[0, 1, 2, 3]),
         /// Bytes 44–45 (`0F 0F`).
@@ -620,7 +622,7 @@ crate::instruction_set! {
         /// Output, 4-D.
         dst: NeuronAp<4> = Ap(44, "out address"),
     } check {
-        dtype_in(0x49, 32, *dtype, FLOATS)?;
+        dtype_in(0x49, 32, *dtype, MEMSET_TYPES)?;
         if dtype.size() < 4 && *value >> (8 * dtype.size()) != 0 {
             return Err(bad(0x49, 40, "fill value", u64::from(*value), "bits above the output dtype's width are set"));
         }
@@ -633,6 +635,8 @@ crate::instruction_set! {
         let v = match dtype {
             Dtype::Bf16 => f32::from_bits(*value << 16),
             Dtype::F16 => half::f16::from_bits(*value as u16).to_f32(),
+            Dtype::I32 => *value as i32 as f32,
+            Dtype::U32 => *value as f32,
             _ => f32::from_bits(*value),
         };
         Ok(Instruction::Memset {
