@@ -8,7 +8,6 @@
 
 use std::ffi::c_void;
 
-use nrt_runtime::exec::ExecReport;
 use nrt_runtime::{Error, Result, Runtime};
 
 use crate::front;
@@ -16,19 +15,20 @@ use crate::guard;
 use crate::session::{self, Session};
 use crate::types::{AsyncExecCallback, NrtStatusC};
 
-/// One execution of `model` with the caller's sets; the trace records it.
-/// In legacy async mode the execution is only queued (`Ok(None)`).
-fn execute_once(
+/// `repeat` executions of `model` with the caller's sets (one is `nrt_execute`: in legacy
+/// async mode only queued).
+fn execute(
     rt: &Runtime,
     s: &Session,
-    model: *mut c_void,
-    input_set: *const c_void,
-    output_set: *mut c_void,
-) -> Result<Option<ExecReport>> {
+    (model, input_set, output_set): (*mut c_void, *const c_void, *mut c_void),
+    repeat: u32,
+) -> Result<()> {
     let m = s.model(model as usize, "model")?;
     let ins = s.tensor_set(input_set as usize, "input_set")?;
     let outs = s.tensor_set(output_set as usize, "output_set")?;
-    s.nrt.execute(rt, m.id, m.vnc, &ins, &outs)
+    s.nrt
+        .execute(rt, (m.id, m.vnc), &ins, &outs, repeat)
+        .map(|_| ())
 }
 
 /// `nrt_execute`.
@@ -38,7 +38,7 @@ pub extern "C" fn nrt_execute(
     output_set: *mut c_void,
 ) -> NrtStatusC {
     guard::status("nrt_execute", || {
-        session::with(|rt, s| execute_once(rt, s, model, input_set, output_set).map(|_| ()))
+        session::with(|rt, s| execute(rt, s, (model, input_set, output_set), 1))
     })
 }
 
@@ -59,12 +59,7 @@ pub extern "C" fn nrt_execute_repeat(
             .ok_or_else(|| {
                 Error::invalid(format!("repeat_count {repeat_count}: at least 1 execution"))
             })?;
-        session::with(|rt, s| {
-            let m = s.model(model as usize, "model")?;
-            let ins = s.tensor_set(input_set as usize, "input_set")?;
-            let outs = s.tensor_set(output_set as usize, "output_set")?;
-            s.nrt.execute_repeat(rt, m.id, m.vnc, &ins, &outs, count)
-        })
+        session::with(|rt, s| execute(rt, s, (model, input_set, output_set), count))
     })
 }
 

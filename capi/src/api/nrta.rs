@@ -6,7 +6,7 @@
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
-use nrt_runtime::nrt::nrta::{TENSOR_OP, TENSOR_READ, TENSOR_WRITE};
+use nrt_runtime::nrt::nrta::{TensorRequest, TENSOR_OP, TENSOR_READ, TENSOR_WRITE};
 use nrt_runtime::tensor::Tensor;
 use nrt_runtime::{Error, Result};
 
@@ -35,10 +35,13 @@ unsafe fn tensor_request(
         session::with(|_, s| {
             let t = s.tensor(tensor as usize, arg)?;
             let o = other.map(|(p, a)| s.tensor(p as usize, a)).transpose()?;
-            let tracker = || s.tracker(err as usize, "err");
-            *out = s
-                .nrt
-                .schedule_tensor(t.vnc(), ty, queue, &tracker, function, || op(&t, o))?;
+            let req = TensorRequest {
+                ty,
+                queue,
+                tracker: &|| s.tracker(err as usize, "err"),
+                what: function,
+            };
+            *out = s.nrt.schedule_tensor(t.vnc(), req, || op(&t, o))?;
             Ok(())
         })
     })

@@ -105,6 +105,19 @@ impl ErrorTracker {
 /// (`Ok(None)`: no tracker given).
 pub type TrackerLookup<'a> = &'a dyn Fn() -> Result<Option<Arc<ErrorTracker>>>;
 
+/// A tensor request (`nrta_tensor_read`, `_write`, `_copy`): the unit of its core it goes to,
+/// its error tracker, and its name for the log and the trace.
+pub struct TensorRequest<'a> {
+    /// The unit type ([`TENSOR_READ`], [`TENSOR_WRITE`] or [`TENSOR_OP`]).
+    pub ty: u32,
+    /// The unit's queue.
+    pub queue: i32,
+    /// Its error tracker.
+    pub tracker: TrackerLookup<'a>,
+    /// Its name.
+    pub what: &'a str,
+}
+
 struct Pending {
     req: ExecRequest,
     model: u32,
@@ -184,21 +197,22 @@ impl AsyncUnits {
             .clone()
     }
 
-    /// Runs tensor operation `op` (`what`, for the log and the trace) as a request of unit
-    /// (visible core `lnc`, type `ty`, `queue`); returns its public sequence id. A failed
-    /// operation is logged and recorded on the tracker; the call itself succeeds.
-    #[allow(clippy::too_many_arguments)]
+    /// Runs tensor operation `op` as request `req` of visible core `lnc`; returns its public
+    /// sequence id. A failed operation is logged and recorded on the tracker; the call itself
+    /// succeeds.
     pub fn schedule_tensor(
         &self,
-        trace: &SysTrace,
-        log: &dyn Log,
+        (trace, log): (&SysTrace, &dyn Log),
         lnc: u32,
-        ty: u32,
-        queue: i32,
-        tracker: TrackerLookup<'_>,
-        what: &str,
+        req: TensorRequest<'_>,
         op: impl FnOnce() -> Result<()>,
     ) -> Result<u64> {
+        let TensorRequest {
+            ty,
+            queue,
+            tracker,
+            what,
+        } = req;
         let id = unit_id(lnc, ty, queue)?;
         let tracker = tracker_of(tracker, lnc)?;
         let unit = self.unit(id);

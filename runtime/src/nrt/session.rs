@@ -19,7 +19,7 @@ use nrt_hal::profile::Profiler;
 
 use super::legacy::{Completion, Legacy, Polled};
 use super::log::Log;
-use super::nrta::{AsyncUnits, ErrorTracker, Finished, TrackerLookup};
+use super::nrta::{AsyncUnits, ErrorTracker, Finished, TensorRequest, TrackerLookup};
 use super::profile::{ContinuousOptions, InspectConfig, Profiling};
 use super::trace::SysTrace;
 use crate::error::{Error, Result};
@@ -143,59 +143,39 @@ impl Session {
         Ok(())
     }
 
-    /// Records an execution of model `id` on the runtime's logical core `vnc` that ended as
-    /// `r`; a failure may write an inspect-on-fail dump.
-    fn executed(&self, rt: &Runtime, id: ModelId, vnc: u32, r: &Result<ExecReport>) {
-        let v = self.visible_index(vnc);
-        self.trace.record_exec(v, id.0, r);
-        if let Err(e) = r {
-            self.profile
-                .execution_failed(profiler(rt), &self.trace, &*self.front, v, e);
-        }
-    }
-
-    /// `nrt_execute` of model `id` (on the runtime's logical core `vnc`), recorded. In legacy
-    /// async mode (`NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS` > 0) the execution is only
-    /// queued (`Ok(None)`); its completion goes to [`Front::legacy_completed`].
+    /// `nrt_execute` (`repeat` 1) and `nrt_execute_repeat` of model `id` on the runtime's
+    /// logical core `vnc`, recorded in the trace. One execution in legacy async mode
+    /// (`NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS` > 0) is only queued (`Ok(None)`), its
+    /// completion going to [`Front::legacy_completed`]; `repeat` > 1 executions, each after the
+    /// first reading the previous one's outputs ([`Runtime::execute_repeat`] owns the rule),
+    /// always wait for the last run, also in legacy async mode.
     pub fn execute(
         &self,
         rt: &Runtime,
-        id: ModelId,
-        vnc: u32,
+        (id, vnc): (ModelId, u32),
         inputs: &TensorSet,
         outputs: &TensorSet,
+        repeat: u32,
     ) -> Result<Option<ExecReport>> {
-        if rt.config().async_max_inflight > 0 {
+        let r = if repeat > 1 {
+            rt.execute_repeat(id, inputs, outputs, repeat)
+        } else if rt.config().async_max_inflight > 0 {
             let req = rt.execute_async_counted(id, inputs, outputs)?;
             let v = self.visible_index(vnc);
             self.trace
                 .record_async(v, "async_exec_schedule", req.seq_id, "nrt_execute");
             self.legacy.submit(req, id.0, vnc, v);
             return Ok(None);
+        } else {
+            rt.execute(id, inputs, outputs)
+        };
+        let v = self.visible_index(vnc);
+        self.trace.record_exec(v, id.0, &r);
+        if let Err(e) = &r {
+            self.profile
+                .execution_failed(profiler(rt), &self.trace, &*self.front, v, e);
         }
-        let r = rt.execute(id, inputs, outputs);
-        self.executed(rt, id, vnc, &r);
         r.map(Some)
-    }
-
-    /// `nrt_execute_repeat`: `count` executions, each after the first reading the previous
-    /// one's outputs ([`Runtime::execute_repeat`] owns the rule). One repetition is exactly
-    /// [`Session::execute`]; more always wait for the last run, also in legacy async mode.
-    pub fn execute_repeat(
-        &self,
-        rt: &Runtime,
-        id: ModelId,
-        vnc: u32,
-        inputs: &TensorSet,
-        outputs: &TensorSet,
-        count: u32,
-    ) -> Result<()> {
-        if count == 1 {
-            return self.execute(rt, id, vnc, inputs, outputs).map(|_| ());
-        }
-        let r = rt.execute_repeat(id, inputs, outputs, count);
-        self.executed(rt, id, vnc, &r);
-        r.map(|_| ())
     }
 
     /// `nrt_async_drain_queued_execs`: waits until visible core `vnc` has no queued
@@ -231,22 +211,18 @@ impl Session {
         Ok(ErrorTracker::new(lnc))
     }
 
-    /// `nrta_tensor_read`/`_write`/`_copy`: runs `op` (named `what`) as a request of the
-    /// tensor unit of type `ty`, `queue` on the runtime's logical core `vnc` (see
-    /// [`AsyncUnits::schedule_tensor`]); returns its public sequence id.
-    #[allow(clippy::too_many_arguments)]
+    /// `nrta_tensor_read`/`_write`/`_copy`: runs `op` as request `req` on the runtime's
+    /// logical core `vnc` (see [`AsyncUnits::schedule_tensor`]); returns its public sequence
+    /// id.
     pub fn schedule_tensor(
         &self,
         vnc: u32,
-        ty: u32,
-        queue: i32,
-        tracker: TrackerLookup<'_>,
-        what: &str,
+        req: TensorRequest<'_>,
         op: impl FnOnce() -> Result<()>,
     ) -> Result<u64> {
         let lnc = self.visible_index(vnc);
         self.nrta
-            .schedule_tensor(&self.trace, &*self.front, lnc, ty, queue, tracker, what, op)
+            .schedule_tensor((&self.trace, &*self.front), lnc, req, op)
     }
 
     /// `nrta_execute_schedule` of model `id` on the runtime's logical core `vnc` (see

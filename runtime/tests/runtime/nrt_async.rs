@@ -8,15 +8,24 @@ use std::time::Duration;
 
 use nrt_runtime::config::RuntimeConfig;
 use nrt_runtime::nrt::nrta::{
-    public_seq, unit_id, ErrorTracker, COMPUTE, TENSOR_OP, TENSOR_READ, TENSOR_WRITE,
+    public_seq, unit_id, ErrorTracker, TensorRequest, TrackerLookup, COMPUTE, TENSOR_OP,
+    TENSOR_READ, TENSOR_WRITE,
 };
-use nrt_runtime::nrt::trace::{FetchOptions, SysTraceConfig};
 use nrt_runtime::{Error, NrtStatus, Result};
 
 use crate::session::open;
 
 fn no_tracker() -> Result<Option<Arc<ErrorTracker>>> {
     Ok(None)
+}
+
+fn req<'a>(ty: u32, queue: i32, tracker: TrackerLookup<'a>, what: &'a str) -> TensorRequest<'a> {
+    TensorRequest {
+        ty,
+        queue,
+        tracker,
+        what,
+    }
 }
 
 #[test]
@@ -35,11 +44,7 @@ fn unit_ids_and_public_sequence_ids() {
 #[test]
 fn tensor_requests_complete_in_the_call_and_failures_reach_the_tracker() {
     let h = open(RuntimeConfig::default());
-    h.with(|_, s| {
-        s.trace.start(SysTraceConfig::default());
-        Ok(())
-    })
-    .unwrap();
+    h.start_trace();
     let (id, vnc) = h.load_add();
     let (ins, _outs) = h.io(id, vnc);
     let (_, a) = ins.iter().next().unwrap();
@@ -48,9 +53,11 @@ fn tensor_requests_complete_in_the_call_and_failures_reach_the_tracker() {
     let lookup = move || Ok(Some(Arc::clone(&t)));
     let seq = h
         .with(|_, s| {
-            s.schedule_tensor(vnc, TENSOR_WRITE, 1, &lookup, "nrta_tensor_write", || {
-                a.write(0, &[1, 2, 3, 4])
-            })
+            s.schedule_tensor(
+                vnc,
+                req(TENSOR_WRITE, 1, &lookup, "nrta_tensor_write"),
+                || a.write(0, &[1, 2, 3, 4]),
+            )
         })
         .unwrap();
     assert_eq!(seq, public_seq(unit_id(0, TENSOR_WRITE, 1).unwrap(), 0));
@@ -58,9 +65,11 @@ fn tensor_requests_complete_in_the_call_and_failures_reach_the_tracker() {
     let mut back = [0u8; 4];
     let read = h
         .with(|_, s| {
-            s.schedule_tensor(vnc, TENSOR_READ, 0, &no_tracker, "nrta_tensor_read", || {
-                a.read(0, &mut back)
-            })
+            s.schedule_tensor(
+                vnc,
+                req(TENSOR_READ, 0, &no_tracker, "nrta_tensor_read"),
+                || a.read(0, &mut back),
+            )
         })
         .unwrap();
     assert_eq!(back, [1, 2, 3, 4]);
@@ -72,7 +81,7 @@ fn tensor_requests_complete_in_the_call_and_failures_reach_the_tracker() {
     // A failing operation: the call succeeds, the tracker and the log get the failure.
     let failed = h
         .with(|_, s| {
-            s.schedule_tensor(vnc, TENSOR_OP, 0, &lookup, "nrta_tensor_copy", || {
+            s.schedule_tensor(vnc, req(TENSOR_OP, 0, &lookup, "nrta_tensor_copy"), || {
                 Err(Error::invalid("bad copy"))
             })
         })
@@ -85,15 +94,13 @@ fn tensor_requests_complete_in_the_call_and_failures_reach_the_tracker() {
         "{:?}",
         h.lines()
     );
-    let trace = h
-        .with(|_, s| Ok(s.trace.fetch(&FetchOptions::default())))
-        .unwrap();
+    let trace = h.fetch_trace();
     assert_eq!(trace.matches("async_tensor_op").count(), 3, "{trace}");
     // Another core's tracker is refused before anything runs.
     let other = Arc::new(ErrorTracker::new(1));
     let lookup = move || Ok(Some(Arc::clone(&other)));
     let e = h
-        .with(|_, s| s.schedule_tensor(vnc, TENSOR_OP, 0, &lookup, "x", || Ok(())))
+        .with(|_, s| s.schedule_tensor(vnc, req(TENSOR_OP, 0, &lookup, "x"), || Ok(())))
         .unwrap_err();
     assert!(e.message.contains("belongs to core 1"), "{e}");
     // Unknown sequence ids.
@@ -105,11 +112,7 @@ fn tensor_requests_complete_in_the_call_and_failures_reach_the_tracker() {
 #[test]
 fn compute_requests_are_harvested_in_order_and_recorded() {
     let h = open(RuntimeConfig::default());
-    h.with(|_, s| {
-        s.trace.start(SysTraceConfig::default());
-        Ok(())
-    })
-    .unwrap();
+    h.start_trace();
     let (id, vnc) = h.load_add();
     let (ins, outs) = h.io(id, vnc);
     let sets = || Ok((ins.clone(), outs.clone()));
@@ -138,9 +141,7 @@ fn compute_requests_are_harvested_in_order_and_recorded() {
         h.with(|rt, s| s.last_sequence(rt, 0, COMPUTE, 0)).unwrap(),
         last
     );
-    let trace = h
-        .with(|_, s| Ok(s.trace.fetch(&FetchOptions::default())))
-        .unwrap();
+    let trace = h.fetch_trace();
     assert_eq!(trace.matches("\"nc_exec\"").count(), 3, "{trace}");
     assert_eq!(trace.matches("async_exec_schedule").count(), 3, "{trace}");
     // A queue the COMPUTE unit does not have.

@@ -4,7 +4,6 @@
 use std::time::{Duration, Instant};
 
 use nrt_runtime::config::RuntimeConfig;
-use nrt_runtime::nrt::trace::{FetchOptions, SysTraceConfig};
 use nrt_runtime::NrtStatus;
 
 use crate::session::open;
@@ -15,15 +14,11 @@ fn queued_executions_complete_in_order_and_drain() {
         async_max_inflight: 2,
         ..RuntimeConfig::default()
     });
-    h.with(|_, s| {
-        s.trace.start(SysTraceConfig::default());
-        Ok(())
-    })
-    .unwrap();
+    h.start_trace();
     let (id, vnc) = h.load_add();
     let (ins, outs) = h.io(id, vnc);
     for _ in 0..4 {
-        let r = h.with(|rt, s| s.execute(rt, id, vnc, &ins, &outs)).unwrap();
+        let r = h.execute((id, vnc), (&ins, &outs), 1).unwrap();
         assert!(r.is_none(), "only queued");
     }
     h.with(|rt, s| s.drain(rt, 0)).unwrap();
@@ -41,9 +36,7 @@ fn queued_executions_complete_in_order_and_drain() {
         done.windows(2).all(|w| w[0].2 < w[1].2),
         "in order: {done:?}"
     );
-    let trace = h
-        .with(|_, s| Ok(s.trace.fetch(&FetchOptions::default())))
-        .unwrap();
+    let trace = h.fetch_trace();
     assert_eq!(trace.matches("async_exec_schedule").count(), 4, "{trace}");
     assert!(trace.contains("\"op\":\"nrt_execute\""), "{trace}");
     let e = h.with(|rt, s| s.drain(rt, 5)).unwrap_err();
@@ -59,18 +52,10 @@ fn a_repeat_waits_also_in_legacy_async_mode() {
     let (id, vnc) = h.load_add();
     let (ins, outs) = h.io(id, vnc);
     // add has two inputs and one output: it cannot repeat, and the failure is recorded.
-    h.with(|_, s| {
-        s.trace.start(SysTraceConfig::default());
-        Ok(())
-    })
-    .unwrap();
-    let e = h
-        .with(|rt, s| s.execute_repeat(rt, id, vnc, &ins, &outs, 2))
-        .unwrap_err();
+    h.start_trace();
+    let e = h.execute((id, vnc), (&ins, &outs), 2).unwrap_err();
     assert!(e.message.contains("cannot repeat"), "{e}");
-    let trace = h
-        .with(|_, s| Ok(s.trace.fetch(&FetchOptions::default())))
-        .unwrap();
+    let trace = h.fetch_trace();
     assert!(
         trace.contains("\"nc_exec\"") && trace.contains("NRT_INVALID"),
         "{trace}"

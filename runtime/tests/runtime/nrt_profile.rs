@@ -26,7 +26,7 @@ fn a_profile_writes_the_device_timeline_to_the_file_it_started_with() {
         "",
         "created at start"
     );
-    h.with(|rt, s| s.execute(rt, id, vnc, &ins, &outs)).unwrap();
+    h.execute((id, vnc), (&ins, &outs), 1).unwrap();
     let e = h
         .with(|rt, s| s.profile_stop(rt, "other.json"))
         .unwrap_err();
@@ -109,7 +109,7 @@ fn an_inspect_session_writes_both_profiles_when_it_stops() {
     assert!(e.message.contains("already running"), "{e}");
     let e = h.with(|rt, s| s.continuous_start(rt)).unwrap_err();
     assert!(e.message.contains("inspect session"), "{e}");
-    h.with(|rt, s| s.execute(rt, id, vnc, &ins, &outs)).unwrap();
+    h.execute((id, vnc), (&ins, &outs), 1).unwrap();
     h.with(|rt, s| s.inspect_stop(rt)).unwrap();
     let out = dir.join("session_7");
     let device = std::fs::read_to_string(out.join("device_profile.json")).unwrap();
@@ -147,9 +147,7 @@ fn inspect_on_fail_dumps_each_failed_execution_into_its_own_directory() {
     h.with(|rt, s| s.inspect_begin(rt, cfg)).unwrap();
     let empty = TensorSet::new();
     for n in 1..=2 {
-        let e = h
-            .with(|rt, s| s.execute(rt, id, vnc, &empty, &empty))
-            .unwrap_err();
+        let e = h.execute((id, vnc), (&empty, &empty), 1).unwrap_err();
         assert_eq!(e.status, NrtStatus::Invalid);
         let failure = dir.join(format!("session_1/failure_{n}"));
         assert!(failure.join("device_profile.json").exists());

@@ -115,14 +115,10 @@ fn an_execution_carries_its_device_time_and_a_failure_its_status() {
 #[test]
 fn a_session_records_loads_executions_and_unloads() {
     let h = open(RuntimeConfig::default());
-    h.with(|_, s| {
-        s.trace.start(SysTraceConfig::default());
-        Ok(())
-    })
-    .unwrap();
+    h.start_trace();
     let (id, vnc) = h.load_add();
     let (ins, outs) = h.io(id, vnc);
-    h.with(|rt, s| s.execute(rt, id, vnc, &ins, &outs)).unwrap();
+    h.execute((id, vnc), (&ins, &outs), 1).unwrap();
     h.with(|rt, s| s.unload(rt, id, vnc)).unwrap();
     let dir = scratch("systrace");
     let file = dir.join("trace.json");

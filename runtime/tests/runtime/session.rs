@@ -9,6 +9,7 @@ use nrt_runtime::config::RuntimeConfig;
 use nrt_runtime::nrt::legacy::Completion;
 use nrt_runtime::nrt::log::Log;
 use nrt_runtime::nrt::session::{Front, Session};
+use nrt_runtime::nrt::trace::{FetchOptions, SysTraceConfig};
 use nrt_runtime::nrt::Nrt;
 use nrt_runtime::tensor::{Placement, TensorSet, TensorUsage};
 use nrt_runtime::{ModelId, Result, Runtime};
@@ -147,6 +148,31 @@ impl Harness {
             Ok((ins, outs))
         })
         .unwrap()
+    }
+
+    /// Starts the session's system trace (every core, every event type).
+    pub fn start_trace(&self) {
+        self.with(|_, s| {
+            s.trace.start(SysTraceConfig::default());
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    /// The trace's events so far, as JSON.
+    pub fn fetch_trace(&self) -> String {
+        self.with(|_, s| Ok(s.trace.fetch(&FetchOptions::default())))
+            .unwrap()
+    }
+
+    /// Executes model `id` on logical core `vnc` `repeat` times (1: `nrt_execute`).
+    pub fn execute(
+        &self,
+        (id, vnc): (ModelId, u32),
+        (ins, outs): (&TensorSet, &TensorSet),
+        repeat: u32,
+    ) -> Result<Option<nrt_runtime::exec::ExecReport>> {
+        self.with(|rt, s| s.execute(rt, (id, vnc), ins, outs, repeat))
     }
 
     /// The lines logged so far.
