@@ -6,7 +6,7 @@
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
-use nrt_runtime::nrt::nrta::{TensorRequest, TENSOR_OP, TENSOR_READ, TENSOR_WRITE};
+use nrt_runtime::nrt::nrta::{ComputeRequest, TensorRequest, TENSOR_OP, TENSOR_READ, TENSOR_WRITE};
 use nrt_runtime::tensor::Tensor;
 use nrt_runtime::{Error, Result};
 
@@ -167,16 +167,18 @@ pub unsafe extern "C" fn nrta_execute_schedule(
         let out = unsafe { ptr::out(req_sequence, "req_sequence")? };
         session::with(|rt, s| {
             let m = s.model(model as usize, "model")?;
-            let tracker = || s.tracker(err as usize, "err");
-            let sets = || {
-                Ok((
-                    s.tensor_set(input as usize, "input")?,
-                    s.tensor_set(output as usize, "output")?,
-                ))
+            let req = ComputeRequest {
+                model: m.id,
+                queue,
+                tracker: &|| s.tracker(err as usize, "err"),
+                sets: &|| {
+                    Ok((
+                        s.tensor_set(input as usize, "input")?,
+                        s.tensor_set(output as usize, "output")?,
+                    ))
+                },
             };
-            *out = s
-                .nrt
-                .schedule_execute(rt, m.id, m.vnc, queue, &tracker, &sets)?;
+            *out = s.nrt.schedule_execute(rt, m.vnc, req)?;
             Ok(())
         })
     })

@@ -118,6 +118,19 @@ pub struct TensorRequest<'a> {
     pub what: &'a str,
 }
 
+/// A compute request (`nrta_execute_schedule`): the model, the COMPUTE unit's queue, its
+/// error tracker, and how the front end gives its input and output sets when asked.
+pub struct ComputeRequest<'a> {
+    /// The model.
+    pub model: ModelId,
+    /// The unit's queue (0: the COMPUTE unit has one).
+    pub queue: i32,
+    /// Its error tracker.
+    pub tracker: TrackerLookup<'a>,
+    /// Its input and output sets.
+    pub sets: &'a dyn Fn() -> Result<(TensorSet, TensorSet)>,
+}
+
 struct Pending {
     req: ExecRequest,
     model: u32,
@@ -169,8 +182,15 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The tracker `lookup` names, checked to belong to visible core `lnc`.
-fn tracker_of(lookup: TrackerLookup<'_>, lnc: u32) -> Result<Option<Arc<ErrorTracker>>> {
+/// The unit (visible core `lnc`, type `ty`, `queue`) a request goes to, and the tracker
+/// `lookup` names, checked to belong to that core.
+fn addressed(
+    lnc: u32,
+    ty: u32,
+    queue: i32,
+    lookup: TrackerLookup<'_>,
+) -> Result<(u16, Option<Arc<ErrorTracker>>)> {
+    let id = unit_id(lnc, ty, queue)?;
     let tracker = lookup()?;
     if let Some(t) = &tracker {
         if t.lnc != lnc {
@@ -180,7 +200,7 @@ fn tracker_of(lookup: TrackerLookup<'_>, lnc: u32) -> Result<Option<Arc<ErrorTra
             )));
         }
     }
-    Ok(tracker)
+    Ok((id, tracker))
 }
 
 fn fail(tracker: &Option<Arc<ErrorTracker>>, seq: u64, status: NrtStatus) {
@@ -207,14 +227,8 @@ impl AsyncUnits {
         req: TensorRequest<'_>,
         op: impl FnOnce() -> Result<()>,
     ) -> Result<u64> {
-        let TensorRequest {
-            ty,
-            queue,
-            tracker,
-            what,
-        } = req;
-        let id = unit_id(lnc, ty, queue)?;
-        let tracker = tracker_of(tracker, lnc)?;
+        let (id, tracker) = addressed(lnc, req.ty, req.queue, req.tracker)?;
+        let what = req.what;
         let unit = self.unit(id);
         let mut result = Ok(());
         let sub = unit.submit(0, |_| {
@@ -238,23 +252,17 @@ impl AsyncUnits {
         Ok(seq)
     }
 
-    /// `nrta_execute_schedule` of `model` on visible core `lnc` (the runtime's `vnc`), `queue`
-    /// 0; `sets` gives the input and output sets. Never waits (see
+    /// `nrta_execute_schedule`: compute request `req` on visible core `lnc`. Never waits (see
     /// [`Runtime::try_execute_async_counted`]); returns the public sequence id.
-    #[allow(clippy::too_many_arguments)]
     pub fn schedule_execute(
         &self,
-        rt: &Runtime,
-        trace: &SysTrace,
+        (rt, trace): (&Runtime, &SysTrace),
         lnc: u32,
-        model: ModelId,
-        queue: i32,
-        tracker: TrackerLookup<'_>,
-        sets: &dyn Fn() -> Result<(TensorSet, TensorSet)>,
+        req: ComputeRequest<'_>,
     ) -> Result<u64> {
-        let id = unit_id(lnc, COMPUTE, queue)?;
-        let tracker = tracker_of(tracker, lnc)?;
-        let (ins, outs) = sets()?;
+        let (id, tracker) = addressed(lnc, COMPUTE, req.queue, req.tracker)?;
+        let model = req.model;
+        let (ins, outs) = (req.sets)()?;
         let req = rt.try_execute_async_counted(model, &ins, &outs)?;
         let idx = seq_index(req.seq_id);
         let seq = public_seq(id, idx);

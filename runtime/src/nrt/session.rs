@@ -19,7 +19,7 @@ use nrt_hal::profile::Profiler;
 
 use super::legacy::{Completion, Legacy, Polled};
 use super::log::Log;
-use super::nrta::{AsyncUnits, ErrorTracker, Finished, TensorRequest, TrackerLookup};
+use super::nrta::{AsyncUnits, ComputeRequest, ErrorTracker, Finished, TensorRequest};
 use super::profile::{ContinuousOptions, InspectConfig, Profiling};
 use super::trace::SysTrace;
 use crate::error::{Error, Result};
@@ -225,21 +225,11 @@ impl Session {
             .schedule_tensor((&self.trace, &*self.front), lnc, req, op)
     }
 
-    /// `nrta_execute_schedule` of model `id` on the runtime's logical core `vnc` (see
+    /// `nrta_execute_schedule`: compute request `req` on the runtime's logical core `vnc` (see
     /// [`AsyncUnits::schedule_execute`]); returns its public sequence id.
-    #[allow(clippy::too_many_arguments)]
-    pub fn schedule_execute(
-        &self,
-        rt: &Runtime,
-        id: ModelId,
-        vnc: u32,
-        queue: i32,
-        tracker: TrackerLookup<'_>,
-        sets: &dyn Fn() -> Result<(TensorSet, TensorSet)>,
-    ) -> Result<u64> {
+    pub fn schedule_execute(&self, rt: &Runtime, vnc: u32, req: ComputeRequest<'_>) -> Result<u64> {
         let lnc = self.visible_index(vnc);
-        self.nrta
-            .schedule_execute(rt, &self.trace, lnc, id, queue, tracker, sets)
+        self.nrta.schedule_execute((rt, &self.trace), lnc, req)
     }
 
     /// `nrta_is_completed`: whether public sequence id `seq` has completed.

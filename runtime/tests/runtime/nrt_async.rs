@@ -8,15 +8,27 @@ use std::time::Duration;
 
 use nrt_runtime::config::RuntimeConfig;
 use nrt_runtime::nrt::nrta::{
-    public_seq, unit_id, ErrorTracker, TensorRequest, TrackerLookup, COMPUTE, TENSOR_OP,
-    TENSOR_READ, TENSOR_WRITE,
+    public_seq, unit_id, ComputeRequest, ErrorTracker, TensorRequest, TrackerLookup, COMPUTE,
+    TENSOR_OP, TENSOR_READ, TENSOR_WRITE,
 };
-use nrt_runtime::{Error, NrtStatus, Result};
+use nrt_runtime::tensor::TensorSet;
+use nrt_runtime::{Error, ModelId, NrtStatus, Result};
 
 use crate::session::open;
 
 fn no_tracker() -> Result<Option<Arc<ErrorTracker>>> {
     Ok(None)
+}
+
+type Sets<'a> = &'a dyn Fn() -> Result<(TensorSet, TensorSet)>;
+
+fn compute(model: ModelId, queue: i32, sets: Sets<'_>) -> ComputeRequest<'_> {
+    ComputeRequest {
+        model,
+        queue,
+        tracker: &no_tracker,
+        sets,
+    }
 }
 
 fn req<'a>(ty: u32, queue: i32, tracker: TrackerLookup<'a>, what: &'a str) -> TensorRequest<'a> {
@@ -118,7 +130,7 @@ fn compute_requests_are_harvested_in_order_and_recorded() {
     let sets = || Ok((ins.clone(), outs.clone()));
     let seqs: Vec<u64> = (0..3)
         .map(|_| {
-            h.with(|rt, s| s.schedule_execute(rt, id, vnc, 0, &no_tracker, &sets))
+            h.with(|rt, s| s.schedule_execute(rt, vnc, compute(id, 0, &sets)))
                 .unwrap()
         })
         .collect();
@@ -146,7 +158,7 @@ fn compute_requests_are_harvested_in_order_and_recorded() {
     assert_eq!(trace.matches("async_exec_schedule").count(), 3, "{trace}");
     // A queue the COMPUTE unit does not have.
     let e = h
-        .with(|rt, s| s.schedule_execute(rt, id, vnc, 1, &no_tracker, &sets))
+        .with(|rt, s| s.schedule_execute(rt, vnc, compute(id, 1, &sets)))
         .unwrap_err();
     assert_eq!(e.status, NrtStatus::Invalid);
 }
@@ -158,7 +170,7 @@ fn a_completion_signal_is_given_once_the_request_completed() {
     let (ins, outs) = h.io(id, vnc);
     let sets = || Ok((ins.clone(), outs.clone()));
     let seq = h
-        .with(|rt, s| s.schedule_execute(rt, id, vnc, 0, &no_tracker, &sets))
+        .with(|rt, s| s.schedule_execute(rt, vnc, compute(id, 0, &sets)))
         .unwrap();
     let (tx, rx) = mpsc::channel();
     h.with(|rt, s| {
