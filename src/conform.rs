@@ -7,24 +7,21 @@
 //! context and their line numbers); 2 when the run could not be made (unreadable file, no
 //! Neuron device for `--backend driver`, a runtime setup error).
 //!
-//! `--backend driver` records on `/dev/neuron0` through the driver backend
-//! (`nrt_hal::driver::DriverHal`). The trace is the same text as on the simulator (the
-//! conformance tests check this over the simulator's kernel-ABI emulation), so a trace recorded
-//! on silicon can be compared with a simulator run through `--snapshot`, and vice versa.
+//! The device comes from the platform's one opener (`nrt_emu::backend::open`): on the
+//! simulator, a fresh one of the generation `--target` or the NEFF names; with `--backend
+//! driver`, `/dev/neuron0` through the driver backend, checked against `--target` when given.
+//! The trace is the same text as on the simulator (the conformance tests check this over the
+//! simulator's kernel-ABI emulation), so a trace recorded on silicon can be compared with a
+//! simulator run through `--snapshot`, and vice versa.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use nrt_emu::conformance::{first_difference, run_on, run_sim, RunOptions};
-use nrt_emu::hal::driver::{device_path, DriverHal, RealSyscalls};
-use nrt_emu::hal::{Hal, Target};
-
-use crate::backend::Backend;
-
-/// The device `--backend driver` opens (`/dev/neuron0`).
-pub const DRIVER_DEVICE: u32 = 0;
+use nrt_emu::backend::{Backend, Settings};
+use nrt_emu::conformance::harness::neff_target;
+use nrt_emu::conformance::{first_difference, run_on, RunOptions};
+use nrt_emu::hal::Target;
 
 /// What `conform` was asked to do.
 #[derive(Debug, Clone)]
@@ -75,25 +72,22 @@ pub fn conform(args: &ConformArgs, out: &mut dyn Write) -> Result<Outcome, Strin
         seed: args.seed,
         alloc_base_offset: 0,
     };
-    let run = match args.backend {
-        Backend::Sim => run_sim(&neff, &opts),
-        Backend::Driver => {
-            let path = device_path(DRIVER_DEVICE);
-            let hal = DriverHal::open(DRIVER_DEVICE, Arc::new(RealSyscalls)).map_err(|e| {
-                format!(
-                    "the driver backend cannot open {path}: {e} (is this a Trainium/Inferentia \
-                     host with the Neuron driver loaded? without a device, record on the \
-                     simulator with --backend sim)"
-                )
-            })?;
-            let device = hal.device_info().map_err(|e| e.to_string())?.target;
-            if let Some(t) = args.target.filter(|t| *t != device) {
-                return Err(format!("--target {t} given, but {path} is a {device}"));
-            }
-            run_on(Arc::new(hal), &neff, &opts, &|h| h)
+    let shown = args.file.display();
+    let mut settings =
+        Settings::new(args.backend).with_sim_hint("record on the simulator with --backend sim");
+    match (args.target, args.backend) {
+        (Some(t), _) => settings = settings.with_target(t, "--target"),
+        // The simulator runs the generation the NEFF names; the driver records whatever its
+        // device is.
+        (None, Backend::Sim) => {
+            let t = neff_target(&neff)
+                .ok_or_else(|| format!("{shown}: the NEFF names no known target; pass one"))?;
+            settings = settings.with_target(t, "the NEFF");
         }
+        (None, Backend::Driver) => {}
     }
-    .map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let device = nrt_emu::backend::open(&settings).map_err(|e| e.message)?;
+    let run = run_on(device.hal, &neff, &opts, &|h| h).map_err(|e| format!("{shown}: {e}"))?;
     let doc = run.document();
     let Some(path) = &args.snapshot else {
         out.write_all(doc.as_bytes()).map_err(io)?;
@@ -242,6 +236,8 @@ mod tests {
 
     #[test]
     fn the_driver_backend_fails_clearly_without_a_device() {
+        use nrt_emu::backend::DRIVER_DEVICE;
+        use nrt_emu::hal::driver::device_path;
         if std::path::Path::new(&device_path(DRIVER_DEVICE)).exists() {
             return; // a real Neuron host: nothing to check here
         }

@@ -8,10 +8,13 @@
 //!   driver ABI, exec requests, the instruction encoding and the `Hal` trait;
 //! - [`sim`] (`nrt-sim`): the simulated device;
 //! - [`runtime`] (`nrt-runtime`): the Neuron runtime;
+//! - [`backend`] (`nrt-backend`): the one device opener — backend and generation from flags
+//!   and the environment to an opened device and its profiling capability;
 //! - [`conformance`] (`nrt-conformance`): recorded, canonical descriptor-stream traces.
 
 #![warn(missing_docs)]
 
+pub use nrt_backend as backend;
 pub use nrt_conformance as conformance;
 pub use nrt_hal as hal;
 pub use nrt_runtime as runtime;

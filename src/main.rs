@@ -1,6 +1,5 @@
 //! The `nrt-emu` command line.
 
-mod backend;
 mod conform;
 mod inspect;
 mod install;
@@ -10,7 +9,9 @@ mod run;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
+use nrt_emu::backend::Backend;
 use nrt_emu::hal::target::{Direction, MmioReg};
 use nrt_emu::hal::{isa, DeviceAddr, DmaEngine, NcIndex, QueueId, QueueRef, Target};
 
@@ -35,6 +36,12 @@ impl From<TargetArg> for Target {
             TargetArg::Trn2 => Target::Trn2,
         }
     }
+}
+
+/// `--backend sim|driver`: the platform's one [`Backend`] as a command-line value.
+fn backend_arg() -> impl TypedValueParser<Value = Backend> {
+    PossibleValuesParser::new(Backend::ALL.map(Backend::name))
+        .map(|name| Backend::parse(&name).expect("one of the possible values"))
 }
 
 #[derive(Subcommand)]
@@ -79,8 +86,8 @@ enum Command {
         /// The NEFF file.
         file: PathBuf,
         /// The device to record on.
-        #[arg(long, value_enum, default_value = "sim")]
-        backend: backend::Backend,
+        #[arg(long, value_parser = backend_arg(), default_value = "sim")]
+        backend: Backend,
         /// Run on this generation instead of the one the NEFF names.
         #[arg(long, value_enum)]
         target: Option<TargetArg>,

@@ -19,15 +19,14 @@
 //! | `neuroncore_cycle_count` | the execution's device cycles |
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::Args;
-use nrt_emu::hal::{Hal, Target};
+use nrt_emu::backend::{Backend, Settings};
+use nrt_emu::hal::profile::ExecProfile;
+use nrt_emu::hal::Target;
 use nrt_emu::runtime::config::RuntimeConfig;
 use nrt_emu::runtime::tensor::{Placement, TensorSet, TensorUsage};
 use nrt_emu::runtime::{Error, Result, Runtime};
-use nrt_emu::sim::profile::ExecProfile;
-use nrt_emu::sim::{Sim, SimConfig};
 use serde_json::{json, Map, Value};
 
 use crate::run::neff_target;
@@ -54,12 +53,12 @@ pub struct ProfileArgs {
 pub fn command(args: ProfileArgs) -> Result<()> {
     let neff = std::fs::read(&args.file)
         .map_err(|e| Error::invalid(format!("cannot read {}: {e}", args.file.display())))?;
-    let target = match args.target {
-        Some(t) => Target::from(t),
-        None => neff_target(&neff)?,
+    let (target, from) = match args.target {
+        Some(t) => (Target::from(t), "--target"),
+        None => (neff_target(&neff)?, "the NEFF"),
     };
-    let sim = Arc::new(Sim::new(SimConfig::new(target)));
-    let rt = Runtime::new(sim.clone() as Arc<dyn Hal>, RuntimeConfig::default())?;
+    let device = nrt_emu::backend::open(&Settings::new(Backend::Sim).with_target(target, from))?;
+    let rt = Runtime::new(device.hal.clone(), RuntimeConfig::default())?;
     let id = rt.load(&neff, -1)?;
     let model = rt.model(id)?;
     let mut ins = TensorSet::new();
@@ -86,11 +85,14 @@ pub fn command(args: ProfileArgs) -> Result<()> {
             .filter(|r| r.opcode() == 0xC1)
             .count()
     });
+    let profiler = device
+        .profiler()
+        .ok_or_else(|| Error::invalid("the simulator offers no profile"))?;
     let summary = summary(
         target,
         report.cycles[0],
         triggers as u64,
-        &sim.exec_profile(nc),
+        &profiler.exec_profile(nc),
     );
     if args.json {
         let m: Map<String, Value> = summary.into_iter().collect();

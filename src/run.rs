@@ -7,22 +7,19 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use nrt_emu::hal::driver::{device_path, DriverHal, RealSyscalls};
-use nrt_emu::hal::{Dtype, Hal, Target};
+use nrt_emu::backend::{Backend, Settings};
+use nrt_emu::hal::{Dtype, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
 use nrt_emu::runtime::exec::ExecReport;
 use nrt_emu::runtime::manifest::{npy_bytes, parse_npy};
 use nrt_emu::runtime::tensor::{Placement, TensorInfo, TensorSet, TensorUsage};
 use nrt_emu::runtime::{Error, ModelId, NrtStatus, Result, Runtime};
 use nrt_emu::sim::values::seeded_input;
-use nrt_emu::sim::{Sim, SimConfig};
 use sha2::{Digest, Sha256};
 
-use crate::backend::Backend;
 use crate::TargetArg;
 
 /// Arguments of `nrt-emu run`.
@@ -31,7 +28,7 @@ pub struct RunArgs {
     /// The NEFF file.
     pub file: PathBuf,
     /// The device backend [default: $NRT_EMU_BACKEND, else sim].
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = crate::backend_arg())]
     pub backend: Option<Backend>,
     /// The device generation [default: the one the NEFF names; `*` means trn1].
     #[arg(long, value_enum)]
@@ -52,7 +49,7 @@ pub struct RunArgs {
     /// Execute asynchronously with up to N requests in flight (submit all, then wait for all).
     #[arg(long = "async", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub async_inflight: Option<u32>,
-    /// Write the simulator's timeline as Chrome/Perfetto trace JSON.
+    /// Write the device timeline (the simulator's) as Chrome/Perfetto trace JSON.
     #[arg(long, value_name = "FILE.json")]
     pub trace: Option<PathBuf>,
     /// Seed of the generated input data: values k/128 in [-1, 1] per tensor name, the same data
@@ -184,7 +181,7 @@ fn output_shape(info: &TensorInfo) -> Vec<u64> {
 
 /// Runs `nrt-emu run`.
 pub fn command(args: RunArgs) -> Result<()> {
-    let backend = Backend::from_flag_or_env(args.backend)?;
+    let backend = Backend::from_flag_or_env(args.backend, &|v| std::env::var(v).ok())?;
     let shown = args.file.display().to_string();
     let neff =
         nrt_emu::runtime::neff::read_file(&args.file, RuntimeConfig::from_env().max_neff_file)?;
@@ -194,50 +191,34 @@ pub fn command(args: RunArgs) -> Result<()> {
     };
     let files = input_files(&args.inputs)?;
 
-    let (hal, sim): (Arc<dyn Hal>, Option<Arc<Sim>>) = match backend {
-        Backend::Sim => {
-            let mut sim_cfg = SimConfig::new(target);
-            if args.trace.is_some() {
-                sim_cfg = sim_cfg.with_timeline();
-            }
-            let sim = Arc::new(Sim::new(sim_cfg));
-            (sim.clone(), Some(sim))
-        }
-        Backend::Driver => {
-            if args.trace.is_some() {
-                return Err(Error::invalid(
-                    "--trace writes the simulator's timeline; it needs --backend sim",
-                ));
-            }
-            let path = device_path(0);
-            let hal = DriverHal::open(0, Arc::new(RealSyscalls)).map_err(|e| {
-                failure(format!(
-                    "the driver backend cannot open {path}: {e} (is this a Trainium/Inferentia \
-                     host with the Neuron driver loaded? without a device, use --backend sim)"
-                ))
-            })?;
-            let device = hal.device_info()?.target;
-            if device != target {
-                return Err(Error::invalid(format!(
-                    "the NEFF is for {target}, but {path} is a {device}"
-                )));
-            }
-            (Arc::new(hal), None)
-        }
+    let from = if args.target.is_some() {
+        "--target"
+    } else {
+        "the NEFF"
     };
+    let device = nrt_emu::backend::open(
+        &Settings::new(backend)
+            .with_target(target, from)
+            .with_timeline(args.trace.is_some())
+            .with_sim_hint("use --backend sim"),
+    )?;
+    if args.trace.is_some() && device.profiler().is_none() {
+        return Err(Error::invalid(format!(
+            "--trace writes the device timeline, which the {backend} backend does not record; it needs --backend sim"
+        )));
+    }
     let mut cfg = RuntimeConfig::from_env();
     if let Some(n) = args.async_inflight {
         cfg.async_max_inflight = n;
     }
-    let rt = Runtime::new(hal, cfg)?;
-    let result = run_model(&rt, sim.as_deref(), &neff, &shown, target, &files, &args);
+    let rt = Runtime::new(device.hal, cfg)?;
+    let result = run_model(&rt, &neff, &shown, target, &files, &args);
     rt.close();
     result
 }
 
 fn run_model(
     rt: &Runtime,
-    sim: Option<&Sim>,
     neff: &[u8],
     shown: &str,
     target: Target,
@@ -284,8 +265,8 @@ fn run_model(
         ms(wall),
         ms(wall / args.iterations)
     );
-    if let (Some(path), Some(sim)) = (&args.trace, sim) {
-        std::fs::write(path, sim.timeline_json())
+    if let (Some(path), Some(profiler)) = (&args.trace, rt.hal().profiler()) {
+        std::fs::write(path, profiler.timeline_json())
             .map_err(|e| failure(format!("cannot write {}: {e}", path.display())))?;
         println!("trace: {}", path.display());
     }

@@ -1,6 +1,8 @@
 //! The configuration `nrt_init` reads, checked strictly: a variable whose value is not what its
 //! documentation allows fails `nrt_init` with `NRT_INVALID` and a log line naming it (the
-//! runtime's own reader, [`RuntimeConfig::from_env`], then takes the values).
+//! runtime's own reader, [`RuntimeConfig::from_env`], then takes the values). The device
+//! variables are read by the platform's one device opener ([`nrt_backend::Settings::from_env`]);
+//! the inspect variables (`NEURON_RT_INSPECT_*`) by [`inspect_config`].
 //!
 //! | variable | values | meaning |
 //! |---|---|---|
@@ -17,62 +19,19 @@
 
 use std::ops::Range;
 
-use nrt_hal::Target;
+use nrt_backend::Settings;
 use nrt_runtime::config::RuntimeConfig;
+use nrt_runtime::nrt::profile::InspectConfig;
 use nrt_runtime::{Error, NrtStatus, Result};
-
-/// The device backend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// The simulator.
-    Sim,
-    /// The kernel driver.
-    Driver,
-}
-
-/// Where the device comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DeviceChoice {
-    /// Backend.
-    pub backend: Backend,
-    /// The generation a variable named (`None`: trn2 on the simulator, the device's own on the
-    /// driver).
-    pub target: Option<Target>,
-}
-
-impl DeviceChoice {
-    /// The generation to simulate.
-    pub fn sim_target(&self) -> Target {
-        self.target.unwrap_or(Target::Trn2)
-    }
-}
 
 fn bad(var: &str, value: &str, expected: &str) -> Error {
     Error::invalid(format!("{var}={value:?} is invalid: expected {expected}"))
 }
 
-/// `NRT_EMU_BACKEND` and `NRT_EMU_TARGET` / `NEURON_PLATFORM_TARGET_OVERRIDE`.
-pub fn device_choice(get: &impl Fn(&str) -> Option<String>) -> Result<DeviceChoice> {
-    let backend = match get("NRT_EMU_BACKEND") {
-        None => Backend::Sim,
-        Some(v) => match v.trim().to_ascii_lowercase().as_str() {
-            "" | "sim" => Backend::Sim,
-            "driver" => Backend::Driver,
-            _ => return Err(bad("NRT_EMU_BACKEND", &v, "sim or driver")),
-        },
-    };
-    let mut target = None;
-    for var in ["NRT_EMU_TARGET", "NEURON_PLATFORM_TARGET_OVERRIDE"] {
-        if let Some(v) = get(var) {
-            target = Some(match v.trim().to_ascii_lowercase().as_str() {
-                "trn1" => Target::Trn1,
-                "trn2" => Target::Trn2,
-                _ => return Err(bad(var, &v, "trn1 or trn2")),
-            });
-            break;
-        }
-    }
-    Ok(DeviceChoice { backend, target })
+/// The device `NRT_EMU_BACKEND` and `NRT_EMU_TARGET` / `NEURON_PLATFORM_TARGET_OVERRIDE` name,
+/// the simulator injecting the faults of [`crate::session::inject_faults`].
+pub fn device_settings(get: &impl Fn(&str) -> Option<String>) -> Result<Settings> {
+    Ok(Settings::from_env(get)?.with_faults(crate::session::injected_faults()))
 }
 
 /// Parses `NEURON_RT_VISIBLE_CORES`: indices and inclusive ranges separated by commas, which
@@ -182,6 +141,47 @@ pub fn runtime_config(get: &impl Fn(&str) -> Option<String>) -> Result<RuntimeCo
     Ok(RuntimeConfig::from_lookup(get))
 }
 
+/// The inspect session the `NEURON_RT_INSPECT_*` variables describe (`nrt_inspect_begin`):
+/// inspect enabled, on fail if `NEURON_RT_INSPECT_ON_FAIL`, into
+/// `NEURON_RT_INSPECT_OUTPUT_DIR`, with the system and device profiles unless
+/// `NEURON_RT_INSPECT_SYSTEM_PROFILE` / `_DEVICE_PROFILE` is 0, and
+/// `NEURON_RT_INSPECT_SYS_TRACE_MAX_EVENTS_PER_NC` events per core.
+pub fn inspect_config(get: &impl Fn(&str) -> Option<String>) -> InspectConfig {
+    let on = |k: &str, default: bool| {
+        get(k).map_or(default, |v| v.trim() != "0" && !v.trim().is_empty())
+    };
+    let mut c = InspectConfig {
+        enable_inspect: true,
+        enable_on_fail: on("NEURON_RT_INSPECT_ON_FAIL", false),
+        ..InspectConfig::default()
+    };
+    if let Some(d) = get("NEURON_RT_INSPECT_OUTPUT_DIR").filter(|d| !d.is_empty()) {
+        c.output_dir = d;
+    }
+    if !on("NEURON_RT_INSPECT_SYSTEM_PROFILE", true) {
+        c.activities.remove("system_profile");
+    }
+    if !on("NEURON_RT_INSPECT_DEVICE_PROFILE", true) {
+        c.activities.remove("device_profile");
+    }
+    if let Some(n) = get("NEURON_RT_INSPECT_SYS_TRACE_MAX_EVENTS_PER_NC")
+        .and_then(|v| v.trim().replace(',', "").parse().ok())
+    {
+        c.sys_trace.set_max_events(n);
+    }
+    c
+}
+
+/// The inspect session `nrt_init` begins: with `NEURON_RT_INSPECT_ENABLE=1`, or
+/// `NEURON_RT_INSPECT_ON_FAIL=1` alone (one that writes only when an execution fails).
+pub fn inspect_at_init(get: &impl Fn(&str) -> Option<String>) -> Option<InspectConfig> {
+    let set = |k: &str| get(k).is_some_and(|v| v.trim() == "1");
+    (set("NEURON_RT_INSPECT_ENABLE") || set("NEURON_RT_INSPECT_ON_FAIL")).then(|| InspectConfig {
+        enable_inspect: set("NEURON_RT_INSPECT_ENABLE"),
+        ..inspect_config(get)
+    })
+}
+
 /// The process environment as a lookup.
 pub fn process_env(var: &str) -> Option<String> {
     std::env::var(var).ok()
@@ -225,20 +225,11 @@ mod tests {
         assert!(visible_cores(&env(&[("NEURON_RT_NUM_CORES", "x")]), 4).is_err());
     }
 
+    /// (The device variables' part of this test is nrt-backend's `settings::device_variables`.)
     #[test]
-    fn device_variables() {
-        let c = device_choice(&env(&[])).unwrap();
-        assert_eq!((c.backend, c.sim_target()), (Backend::Sim, Target::Trn2));
-        let c = device_choice(&env(&[
-            ("NRT_EMU_TARGET", "TRN1"),
-            ("NEURON_PLATFORM_TARGET_OVERRIDE", "trn2"),
-        ]))
-        .unwrap();
-        assert_eq!(c.target, Some(Target::Trn1));
-        let e = device_choice(&env(&[("NRT_EMU_BACKEND", "gpu")])).unwrap_err();
+    fn runtime_variables() {
+        let e = device_settings(&env(&[("NRT_EMU_BACKEND", "gpu")])).unwrap_err();
         assert!(e.message.contains("NRT_EMU_BACKEND"), "{e}");
-        let e = device_choice(&env(&[("NEURON_PLATFORM_TARGET_OVERRIDE", "inf9")])).unwrap_err();
-        assert!(e.message.contains("NEURON_PLATFORM_TARGET_OVERRIDE"), "{e}");
         let e = runtime_config(&env(&[("NEURON_RT_EXEC_TIMEOUT", "-1")])).unwrap_err();
         assert!(e.message.contains("NEURON_RT_EXEC_TIMEOUT"), "{e}");
         let e = runtime_config(&env(&[("NEURON_RT_VIRTUAL_CORE_SIZE", "4")])).unwrap_err();

@@ -6,7 +6,9 @@
 //! `NRT_EMU_BACKEND=driver`, on the kernel driver). The facts it matches are in docs/c-api.md.
 //!
 //! This crate is the boundary only: pointer and string checks, handle tables, status mapping,
-//! the environment, logging; every behaviour is `nrt-runtime`'s.
+//! the environment, logging; every behaviour is `nrt-runtime`'s (the session's system trace,
+//! profiling, async units and legacy dispatcher are `nrt_runtime::nrt`), and the device is
+//! opened by the platform's one opener, `nrt-backend`.
 //!
 //! | module | owns |
 //! |---|---|
@@ -16,7 +18,8 @@
 //! | [`ptr`] | checks of the caller's pointers, strings and buffers |
 //! | [`handles`] | opaque handles as never-reused tokens in tables |
 //! | [`headers`] | the headers, embedded for `nrt-emu install` |
-//! | [`session`] | the `nrt_init` … `nrt_close` session: device, visible cores, tables |
+//! | [`session`] | the `nrt_init` … `nrt_close` session: the handle tables next to the runtime's session |
+//! | [`front`] | the library as the runtime session's front end: its log, the session guard, the legacy-async callback |
 //! | [`env`] | the environment `nrt_init` reads, strictly checked |
 //! | [`log`] | libnrt's console log format, `NEURON_RT_LOG_LEVEL` |
 //! | [`types`] | the C structs, with compile-time layout checks |
@@ -30,6 +33,7 @@
 pub mod api;
 pub mod env;
 pub mod export;
+pub mod front;
 pub mod guard;
 pub mod handles;
 pub mod headers;

@@ -1,8 +1,9 @@
 //! Checks of the caller's pointers, strings and buffers: each NULL, over-long or malformed
 //! argument is an `NRT_INVALID` naming the argument. What cannot be checked (that a non-NULL
-//! pointer really points at `len` bytes) is the caller's contract, as in C.
+//! pointer really points at `len` bytes) is the caller's contract, as in C. Also the strings
+//! and string lists handed to the caller in `malloc`ed memory, which it frees.
 
-use std::ffi::{c_char, c_void};
+use std::ffi::{c_char, c_void, CString};
 
 use nrt_runtime::{Error, Result};
 
@@ -116,4 +117,69 @@ pub unsafe fn write_opt<T>(p: *mut T, v: T) {
         // SAFETY: the caller's contract.
         unsafe { p.write(v) };
     }
+}
+
+/// A `malloc`ed copy of `s` (NUL-terminated), for strings the caller frees.
+pub fn c_string(s: &str) -> Result<*mut c_char> {
+    let c = CString::new(s).map_err(|_| Error::invalid("string contains NUL"))?;
+    // SAFETY: `c` is NUL-terminated; strdup copies it into malloc'ed memory (checked).
+    let p = unsafe { libc::strdup(c.as_ptr()) };
+    if p.is_null() {
+        return Err(Error::resource("out of memory"));
+    }
+    Ok(p)
+}
+
+/// Hands `names` to the caller as a `malloc`ed array of `malloc`ed strings; `arg` is the
+/// list argument's name (for the NULL error).
+///
+/// # Safety
+///
+/// `list` and `count` are NULL or writable.
+pub unsafe fn string_list(
+    names: &[&str],
+    list: *mut *mut *const c_char,
+    arg: &str,
+    count: *mut usize,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    let (list, count) = unsafe { (out(list, arg)?, out(count, "count")?) };
+    let n = names.len().max(1);
+    // SAFETY: calloc has no preconditions; checked for NULL.
+    let arr =
+        unsafe { libc::calloc(n, std::mem::size_of::<*const c_char>()) }.cast::<*const c_char>();
+    if arr.is_null() {
+        return Err(Error::resource("out of memory"));
+    }
+    for (i, name) in names.iter().enumerate() {
+        match c_string(name) {
+            // SAFETY: `arr` holds `n > i` pointers.
+            Ok(p) => unsafe { arr.add(i).write(p) },
+            Err(e) => {
+                // SAFETY: the first `i` entries were allocated above.
+                unsafe { free_string_list(arr, i) };
+                return Err(e);
+            }
+        }
+    }
+    *list = arr;
+    *count = names.len();
+    Ok(())
+}
+
+/// Frees a list made by [`string_list`].
+///
+/// # Safety
+///
+/// `list` is NULL or came from [`string_list`] with at least `count` entries.
+pub unsafe fn free_string_list(list: *const *const c_char, count: usize) {
+    if list.is_null() {
+        return;
+    }
+    for i in 0..count {
+        // SAFETY: entry `i < count` is a malloc'ed string or NULL.
+        unsafe { libc::free((*list.add(i)).cast_mut().cast()) };
+    }
+    // SAFETY: the array is malloc'ed.
+    unsafe { libc::free(list.cast_mut().cast()) };
 }

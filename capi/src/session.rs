@@ -2,25 +2,25 @@
 //! tables that outlive it.
 //!
 //! The lifecycle guard is the runtime's [`Nrt`]: before `nrt_init` every session call answers
-//! `NRT_UNINITIALIZED`, after `nrt_close` `NRT_CLOSED`. The [`Session`] — the device, the
-//! visible cores and the tables of models and tensors — lives inside it and is dropped at
-//! `nrt_close` before the runtime, so every tensor the program did not free is freed while the
-//! device is still open. Tensor sets and the profiling/trace option objects are plain host
-//! containers, usable at any time, so their tables are process-wide.
+//! `NRT_UNINITIALIZED`, after `nrt_close` `NRT_CLOSED`. The [`Session`] — the handle tables of
+//! models, tensors and error trackers, and the runtime's session behaviour
+//! ([`nrt_runtime::nrt::session::Session`]: visible cores, system trace, profiling, async
+//! units) — lives inside it and is dropped at `nrt_close` before the runtime, so every tensor
+//! the program did not free is freed while the device is still open. Tensor sets and the
+//! profiling/trace option objects are plain host containers, usable at any time, so their
+//! tables are process-wide.
 
 use std::collections::BTreeMap;
-use std::ops::Range;
 use std::sync::Arc;
 
-use nrt_hal::driver::{device_path, DriverHal, RealSyscalls};
-use nrt_hal::{Hal, Target};
+use nrt_backend::{Backend, FaultPlan};
+use nrt_runtime::nrt::nrta::ErrorTracker;
 use nrt_runtime::nrt::Nrt;
-use nrt_runtime::tensor::Tensor;
+use nrt_runtime::tensor::{Tensor, TensorSet};
 use nrt_runtime::{Error, ModelId, Result, Runtime};
-use nrt_sim::{Sim, SimConfig};
 
-use crate::env::{Backend, DeviceChoice};
 use crate::handles::{Kind, Table};
+use crate::types::NrtaError;
 
 /// A loaded model.
 #[derive(Debug, Clone, Copy)]
@@ -31,28 +31,27 @@ pub struct Model {
     pub vnc: u32,
 }
 
+/// An error tracker handle's entry (`nrta_error_tracker_t`).
+#[derive(Debug)]
+pub struct Tracker {
+    /// The runtime's tracker.
+    pub tracker: Arc<ErrorTracker>,
+    /// The list `nrta_error_tracker_get_list` handed out last (valid until the next call).
+    pub snapshot: Vec<NrtaError>,
+}
+
 /// What lives between `nrt_init` and `nrt_close`.
 pub struct Session {
-    /// The device choice the environment made.
-    pub choice: DeviceChoice,
-    /// The device's generation.
-    pub target: Target,
-    /// The simulator, when the backend is `sim` (for its timeline).
-    pub sim: Option<Arc<Sim>>,
-    /// The runtime's logical cores this process uses; visible core `i` is `visible.start + i`.
-    pub visible: Range<u32>,
+    /// The backend the environment chose.
+    pub backend: Backend,
     /// Loaded models.
     pub models: Table<Model>,
     /// Tensors.
     pub tensors: Table<Tensor>,
-    /// Explicit async state (`nrta_*`).
-    pub nrta: crate::api::nrta::AsyncState,
-    /// Profiling state.
-    pub profile: crate::api::profile::ProfileState,
-    /// The system trace.
-    pub trace: crate::api::trace::TraceState,
-    /// The legacy implicit-async dispatcher.
-    pub legacy: crate::api::exec::Legacy,
+    /// Error trackers of the explicit async API.
+    pub trackers: Table<Tracker>,
+    /// The runtime's session: visible cores, system trace, profiling, async units.
+    pub nrt: nrt_runtime::nrt::session::Session,
 }
 
 /// The process's runtime.
@@ -67,21 +66,25 @@ pub fn with<T>(f: impl FnOnce(&Runtime, &Session) -> Result<T>) -> Result<T> {
 }
 
 impl Session {
+    /// A session with empty tables over the runtime's session `nrt`.
+    pub fn new(backend: Backend, nrt: nrt_runtime::nrt::session::Session) -> Session {
+        Session {
+            backend,
+            models: Table::new(Kind::Model),
+            tensors: Table::new(Kind::Tensor),
+            trackers: Table::new(Kind::ErrorTracker),
+            nrt,
+        }
+    }
+
     /// The runtime's logical core of visible core `vnc`.
     pub fn vnc(&self, vnc: i64) -> Result<u32> {
-        let n = self.visible.len() as i64;
-        if vnc < 0 || vnc >= n {
-            return Err(Error::invalid(format!(
-                "NeuronCore {vnc} is not visible to this process ({n} visible: 0..{})",
-                n - 1
-            )));
-        }
-        Ok(self.visible.start + vnc as u32)
+        self.nrt.vnc(vnc)
     }
 
     /// The visible index of the runtime's logical core `abs`.
     pub fn visible_index(&self, abs: u32) -> u32 {
-        abs.saturating_sub(self.visible.start)
+        self.nrt.visible_index(abs)
     }
 
     /// The tensor of handle `p`.
@@ -94,10 +97,18 @@ impl Session {
         self.models.get(p, arg)
     }
 
+    /// The error tracker of handle `p` (`None` for NULL).
+    pub fn tracker(&self, p: usize, arg: &str) -> Result<Option<Arc<ErrorTracker>>> {
+        if p == 0 {
+            return Ok(None);
+        }
+        self.trackers.with(p, arg, |t| Some(Arc::clone(&t.tracker)))
+    }
+
     /// The runtime tensor set a C tensor set stands for (every bound handle must be live).
-    pub fn tensor_set(&self, p: usize, arg: &str) -> Result<nrt_runtime::tensor::TensorSet> {
+    pub fn tensor_set(&self, p: usize, arg: &str) -> Result<TensorSet> {
         let bound = SETS.get(p, arg)?;
-        let mut set = nrt_runtime::tensor::TensorSet::new();
+        let mut set = TensorSet::new();
         for (name, t) in &bound {
             let tensor = self.tensors.get(*t, "tensor").map_err(|e| {
                 Error::invalid(format!(
@@ -112,45 +123,16 @@ impl Session {
 }
 
 /// Faults the simulator of the next sessions injects (see [`inject_faults`]).
-static FAULTS: std::sync::Mutex<Option<nrt_sim::FaultPlan>> = std::sync::Mutex::new(None);
+static FAULTS: std::sync::Mutex<Option<FaultPlan>> = std::sync::Mutex::new(None);
 
 /// Makes the simulated device of every later `nrt_init` inject `plan` (`None`: no faults), so
 /// a program's failure paths — a hung engine's timeout, a DMA abort, an HBM error — can be
 /// driven through the C API. The driver backend ignores it.
-pub fn inject_faults(plan: Option<nrt_sim::FaultPlan>) {
+pub fn inject_faults(plan: Option<FaultPlan>) {
     *FAULTS.lock().unwrap_or_else(|p| p.into_inner()) = plan;
 }
 
-/// An opened device: the HAL, its generation, and the simulator behind it (if it is one).
-pub type OpenDevice = (Arc<dyn Hal>, Target, Option<Arc<Sim>>);
-
-/// Opens the device `choice` names.
-pub fn open_device(choice: DeviceChoice) -> Result<OpenDevice> {
-    match choice.backend {
-        Backend::Sim => {
-            let target = choice.sim_target();
-            let mut cfg = SimConfig::new(target);
-            if let Some(plan) = FAULTS.lock().unwrap_or_else(|p| p.into_inner()).clone() {
-                cfg = cfg.with_faults(plan);
-            }
-            let sim = Arc::new(Sim::new(cfg));
-            Ok((sim.clone(), target, Some(sim)))
-        }
-        Backend::Driver => {
-            let hal = DriverHal::open(0, Arc::new(RealSyscalls)).map_err(|e| {
-                Error::failure(format!(
-                    "NRT_EMU_BACKEND=driver: cannot open {}: {e}",
-                    device_path(0)
-                ))
-            })?;
-            let target = hal.device_info()?.target;
-            if let Some(want) = choice.target.filter(|t| *t != target) {
-                return Err(Error::invalid(format!(
-                    "the environment asks for {want}, but {} is a {target}",
-                    device_path(0)
-                )));
-            }
-            Ok((Arc::new(hal), target, None))
-        }
-    }
+/// The faults [`inject_faults`] set.
+pub fn injected_faults() -> Option<FaultPlan> {
+    FAULTS.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }

@@ -388,22 +388,20 @@ pub fn capi(data: &[u8]) {
     // SAFETY: NULL version strings are accepted.
     let st = unsafe { lifecycle::nrt_init(1, std::ptr::null(), std::ptr::null()) };
     assert_eq!(st, 0, "nrt_init");
-    let sim = nrt::session::NRT
-        .with_session(|_, s| Ok(s.sim.clone()))
-        .ok()
-        .flatten()
-        .expect("the default backend is the simulator");
-    let cores = sim.target().spec().nc_count;
-    let usage = |sim: &nrt_sim::Sim| -> Vec<(u64, u64)> {
-        use nrt_hal::Hal;
+    let (device, cores) = nrt::session::NRT
+        .with_session(|rt, _| Ok((rt.hal().clone(), rt.target().spec().nc_count)))
+        .expect("an open session");
+    let usage = |device: &dyn nrt_hal::Hal| -> Vec<(u64, u64)> {
         (0..cores)
             .map(|n| {
-                let u = sim.memory_usage(nrt_hal::NcIndex(n)).expect("memory usage");
+                let u = device
+                    .memory_usage(nrt_hal::NcIndex(n))
+                    .expect("memory usage");
                 (u.device_bytes(), u.host_bytes())
             })
             .collect()
     };
-    let baseline = usage(&sim);
+    let baseline = usage(&*device);
     let mut inp = Input::new(data);
     let mut pools = Pools::default();
     for _ in 0..MAX_OPS {
@@ -412,7 +410,7 @@ pub fn capi(data: &[u8]) {
         }
     }
     lifecycle::nrt_close();
-    assert_eq!(usage(&sim), baseline, "device memory after nrt_close");
+    assert_eq!(usage(&*device), baseline, "device memory after nrt_close");
     lifecycle::reset_for_tests();
     drop(pools);
 }

@@ -4,7 +4,8 @@
 //! operation the runtime needs — device info; memory alloc / free / copy in / copy out / memset /
 //! physical address / map into the process; DMA queue init and copy-start (tail increment);
 //! semaphore read / write / increment / decrement; event set / get; notification-queue init;
-//! core reset — plus [`Hal::wait`], through which time passes (docs/ARCHITECTURE.md §4).
+//! core reset — plus [`Hal::wait`], through which time passes (docs/ARCHITECTURE.md §4), and
+//! one optional capability, [`Hal::profiler`] (the device timeline, [`crate::profile`]).
 //!
 //! Two backends implement it: `nrt-sim`'s simulated device and the driver backend over
 //! `/dev/neuronN`. The runtime never asks which one it runs on; differences (memory sizes, clock
@@ -35,6 +36,7 @@ use core::time::Duration;
 use crate::abi::{MemAllocCategory, NqType};
 use crate::addr::{DeviceAddr, EventId, MemHandle, NcIndex, QueueRef, SemaphoreId};
 use crate::isa::SemCmp;
+use crate::profile::Profiler;
 use crate::target::Target;
 
 /// Result of a HAL call.
@@ -396,9 +398,18 @@ pub trait Hal: Send + Sync {
 
     /// Memory accounted to core `nc`, per category.
     fn memory_usage(&self, nc: NcIndex) -> HalResult<CoreMemUsage>;
+
+    /// The backend's profiling capability — the device timeline and per-execution activity
+    /// counters ([`crate::profile`]) — if it offers one: the simulator does, the driver backend
+    /// does not (the default). Not a device operation: it makes no device call and is not
+    /// among [`HAL_METHODS`].
+    fn profiler(&self) -> Option<&dyn Profiler> {
+        None
+    }
 }
 
-/// The name of every [`Hal`] method, in trait order, as [`HalLayer::on_call`] reports them.
+/// The name of every [`Hal`] device operation, in trait order, as [`HalLayer::on_call`] reports
+/// them ([`Hal::profiler`], a capability rather than an operation, is not one).
 pub const HAL_METHODS: [&str; 22] = [
     "device_info",
     "mem_alloc",
@@ -571,6 +582,10 @@ pub trait HalLayer: Send + Sync {
     fn memory_usage(&self, nc: NcIndex) -> HalResult<CoreMemUsage> {
         self.inner().memory_usage(nc)
     }
+    /// [`Hal::profiler`]: the inner backend's.
+    fn profiler(&self) -> Option<&dyn Profiler> {
+        self.inner().profiler()
+    }
 }
 
 /// Every layer is a [`Hal`]: each method reports the call to [`HalLayer::on_call`], then calls
@@ -666,5 +681,8 @@ impl<L: HalLayer> Hal for L {
     fn memory_usage(&self, nc: NcIndex) -> HalResult<CoreMemUsage> {
         self.on_call("memory_usage");
         HalLayer::memory_usage(self, nc)
+    }
+    fn profiler(&self) -> Option<&dyn Profiler> {
+        HalLayer::profiler(self)
     }
 }

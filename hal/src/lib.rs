@@ -15,6 +15,7 @@
 //! | [`isa`] | the platform's engine instruction encoding (64-byte records), encoder, decoder, disassembler | docs/isa.md §1; docs/neff.md §9, docs/isa.md §3 |
 //! | [`notify`] | the notification-queue entry format (ours; the driver defines none) | docs/driver.md §6 |
 //! | [`hal`] | the [`Hal`] trait every backend implements, the [`HalLayer`] decorator trait, and the error type | docs/ARCHITECTURE.md §4 |
+//! | [`profile`] | profiling, a capability a backend may offer ([`Hal::profiler`]): the device timeline and per-execution activity counters | docs/c-api.md §5.6 |
 //! | [`le`] | little-endian field readers and writers, f32 ⇄ bytes | — |
 //! | [`check`] | the argument checks every backend makes, and the evaluation of a wait condition | docs/driver.md |
 //! | `driver` | the driver backend: `DriverHal` over `/dev/neuronN` through an injectable syscall layer (feature `driver`) | docs/driver.md §2–§10, §12 |
@@ -37,6 +38,7 @@ pub mod hal;
 pub mod isa;
 pub mod le;
 pub mod notify;
+pub mod profile;
 pub mod target;
 #[cfg(feature = "test-utils")]
 pub mod testkit;

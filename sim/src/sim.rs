@@ -46,6 +46,7 @@ use nrt_hal::hal::{
     AllocRequest, CoreMemUsage, DeviceInfo, Mapping, MemInfo, NotificationQueue, NqRequest,
     QueueState, RingSpec, WaitCondition,
 };
+use nrt_hal::profile::{ExecProfile, Profiler};
 use nrt_hal::target::SemWindow;
 use nrt_hal::{
     EventId, Hal, HalError, HalResult, MemHandle, NcIndex, QueueRef, SemaphoreId, Target,
@@ -316,7 +317,7 @@ impl Sim {
     }
 
     /// What core `nc` did during its current or last execution (reset when one begins).
-    pub fn exec_profile(&self, nc: NcIndex) -> crate::profile::ExecProfile {
+    pub fn exec_profile(&self, nc: NcIndex) -> ExecProfile {
         if !self.target.has_core(nc) {
             return Default::default();
         }
@@ -606,6 +607,22 @@ impl Sim {
     }
 }
 
+/// The simulator's profiling capability: its timeline and per-core activity counters.
+impl Profiler for Sim {
+    fn set_recording(&self, enabled: bool) {
+        self.set_timeline(enabled);
+    }
+    fn clear(&self) {
+        self.clear_timeline();
+    }
+    fn timeline_json(&self) -> String {
+        Sim::timeline_json(self)
+    }
+    fn exec_profile(&self, nc: NcIndex) -> ExecProfile {
+        Sim::exec_profile(self, nc)
+    }
+}
+
 impl Hal for Sim {
     fn device_info(&self) -> HalResult<DeviceInfo> {
         let s = self.target.spec();
@@ -842,5 +859,9 @@ impl Hal for Sim {
     fn memory_usage(&self, nc: NcIndex) -> HalResult<CoreMemUsage> {
         self.check_nc("memory_usage", nc)?;
         Ok(self.mem().usage(nc))
+    }
+
+    fn profiler(&self) -> Option<&dyn Profiler> {
+        Some(self)
     }
 }

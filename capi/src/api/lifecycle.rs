@@ -2,17 +2,17 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{c_char, CString};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use nrt_hal::Target;
 use nrt_runtime::{Error, NrtStatus, Result};
 
-use crate::env::{self, process_env, Backend};
+use crate::env::{self, process_env};
+use crate::front::CFront;
 use crate::guard;
-use crate::handles::{Kind, Table};
 use crate::log;
 use crate::ptr;
-use crate::session::{self, Session, NRT};
+use crate::session::{Session, NRT};
 use crate::types::{fill_c_chars, NrtInstanceInfo, NrtStatusC, NrtVersion};
 
 /// The string that marks a library as nrt-emu's (in `nrt_get_version`'s detail, and found by
@@ -53,28 +53,16 @@ pub unsafe extern "C" fn nrt_init(
         // SAFETY: as above.
         let fal = unsafe { ptr::opt_string(fal_version, "fal_version", ptr::STRING_MAX)? };
         let get = process_env;
-        let choice = env::device_choice(&get)?;
+        let settings = env::device_settings(&get)?;
         let cfg = env::runtime_config(&get)?;
-        let (hal, target, sim) = session::open_device(choice)?;
-        NRT.init_with(hal, cfg, |rt| {
+        let device = nrt_backend::open(&settings)?;
+        let (target, backend) = (device.target, device.backend);
+        NRT.init_with(device.hal, cfg, |rt| {
             let visible = env::visible_cores(&get, rt.vcore_count())?;
-            Ok(Session {
-                choice,
-                target,
-                sim,
-                visible,
-                models: Table::new(Kind::Model),
-                tensors: Table::new(Kind::Tensor),
-                nrta: Default::default(),
-                profile: Default::default(),
-                trace: crate::api::trace::TraceState::new(target),
-                legacy: Default::default(),
-            })
+            let nrt = nrt_runtime::nrt::session::Session::new(rt, visible, Arc::new(CFront));
+            Ok(Session::new(backend, nrt))
         })?;
-        let backend = match choice.backend {
-            Backend::Sim => "simulator",
-            Backend::Driver => "driver",
-        };
+        let backend = backend.describe();
         log::info(&format!(
             "{IDENT}: Neuron Runtime API {}.{} on a {target} {backend} (framework {framework} {fw:?}, {fal:?})",
             2, 0
@@ -131,13 +119,13 @@ pub unsafe extern "C" fn nrt_get_version(ver: *mut NrtVersion, size: usize) -> N
 
 /// The generation: the session's, or the one the environment names.
 fn target() -> Result<Target> {
-    if let Ok(t) = NRT.with_session(|_, s| Ok(s.target)) {
+    if let Ok(t) = NRT.with_session(|rt, _| Ok(rt.target())) {
         return Ok(t);
     }
-    let choice = env::device_choice(&process_env)?;
-    match choice.backend {
-        Backend::Sim => Ok(choice.sim_target()),
-        Backend::Driver => Ok(session::open_device(choice)?.1),
+    let settings = env::device_settings(&process_env)?;
+    match settings.target_unopened() {
+        Some(t) => Ok(t),
+        None => Ok(nrt_backend::open(&settings)?.target),
     }
 }
 
@@ -195,7 +183,7 @@ pub extern "C" fn nrt_get_status_as_str(status: u32) -> *const c_char {
 
 /// (total, visible) logical cores: the session's, or what `nrt_init` would select now.
 fn core_counts() -> Result<(u32, u32)> {
-    if let Ok(c) = NRT.with_session(|rt, s| Ok((rt.vcore_count(), s.visible.len() as u32))) {
+    if let Ok(c) = NRT.with_session(|rt, s| Ok((rt.vcore_count(), s.nrt.visible().len() as u32))) {
         return Ok(c);
     }
     let cfg = env::runtime_config(&process_env)?;

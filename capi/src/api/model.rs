@@ -44,17 +44,8 @@ unsafe fn load(
     let bytes = unsafe { ptr::bytes(neff_bytes, size, "neff_bytes")? };
     check_vnc_count(vnc_count)?;
     session::with(|rt, s| {
-        let want = if vnc < 0 {
-            -1
-        } else {
-            s.vnc(vnc.into())? as i32
-        };
-        let id = rt.load_within(bytes, want, s.visible.clone())?;
-        let m = rt.model(id)?;
-        let h = s.models.insert(Model { id, vnc: m.vnc });
-        s.trace
-            .record_model(s.visible_index(m.vnc), "model_load", id.0, 0);
-        *out = h as *mut c_void;
+        let (id, vnc) = s.nrt.load(rt, bytes, vnc)?;
+        *out = s.models.insert(Model { id, vnc }) as *mut c_void;
         Ok(())
     })
 }
@@ -103,10 +94,7 @@ pub extern "C" fn nrt_unload(model: *mut c_void) -> NrtStatusC {
     guard::status("nrt_unload", || {
         session::with(|rt, s| {
             let m = s.models.remove(model as usize, "model")?;
-            rt.unload(m.id)?;
-            s.trace
-                .record_model(s.visible_index(m.vnc), "model_unload", m.id.0, 0);
-            Ok(())
+            s.nrt.unload(rt, m.id, m.vnc)
         })
     })
 }

@@ -1,228 +1,19 @@
-//! The explicit async API (`nrta_*`) on the runtime's execution units.
-//!
-//! Each visible core has a TENSOR_READ, a TENSOR_WRITE and a TENSOR_OP unit (queues 0 and 1
-//! each) and a COMPUTE unit (queue 0). A tensor unit is a runtime [`ExecutionUnit`] of its own:
-//! its funnel refuses work once the unit failed (`NRT_EXEC_UNIT_UNRECOVERABLE`) or its ring is
-//! full (`NRT_QUEUE_FULL`), and issues the sequence numbers; the copy itself runs in the
-//! scheduling call, so the request is complete when the call returns. The COMPUTE unit is the
-//! runtime's own execution unit of the core, fed by [`Runtime::try_execute_async_counted`]
-//! (which refuses instead of waiting: `NRT_QUEUE_FULL`, `NRT_EXEC_UNIT_UNRECOVERABLE`), whose async
-//! worker completes the execution; this module harvests those completions in order when it is
-//! asked about them.
-//!
-//! Public sequence ids: unit id `core << 8 | queue << 4 | type` in the high 16 bits, and the
-//! unit's ring position + 1 in the low 48 (so sequence number 0 means "none yet"). A request's
-//! failure is appended to the error tracker given with it, as `{seq_id, status}`.
+//! The explicit async API's C entry points (`nrta_*`): tensor, model and set handles, error
+//! trackers as handles, the completion eventfd. The execution units themselves — sequence ids,
+//! the tensor units' funnels, the COMPUTE unit on the runtime's execution unit, errors recorded
+//! on trackers — are the runtime session's ([`nrt_runtime::nrt::nrta`]).
 
-use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use nrt_runtime::exec::worker::ExecRequest;
+use nrt_runtime::nrt::nrta::{ComputeRequest, TensorRequest, TENSOR_OP, TENSOR_READ, TENSOR_WRITE};
 use nrt_runtime::tensor::Tensor;
-use nrt_runtime::xu::{seq_index, ExecutionUnit, SlotState, SEQ_INDEX_MASK};
-use nrt_runtime::{Error, NrtStatus, Result, Runtime};
+use nrt_runtime::{Error, Result};
 
 use crate::guard;
-use crate::handles::{Kind, Table};
 use crate::ptr;
-use crate::session::{self, Session};
+use crate::session::{self, Tracker};
 use crate::types::{NrtStatusC, NrtaError, NrtaSeq};
-
-const TENSOR_READ: u32 = 0;
-const TENSOR_WRITE: u32 = 1;
-const TENSOR_OP: u32 = 2;
-const COMPUTE: u32 = 3;
-/// Ring slots of a tensor unit.
-const TENSOR_UNIT_CAPACITY: u32 = 64;
-
-fn queues(ty: u32) -> Result<u32> {
-    match ty {
-        TENSOR_READ | TENSOR_WRITE | TENSOR_OP => Ok(2),
-        COMPUTE => Ok(1),
-        4 => Err(Error::failure("the COLLECTIVES execution unit needs a collectives fabric, which this platform does not have")),
-        _ => Err(Error::invalid(format!("execution unit type {ty} is not an nrta_xu_t"))),
-    }
-}
-
-fn unit_id(lnc: u32, ty: u32, queue: c_int) -> Result<u16> {
-    let n = queues(ty)?;
-    if queue < 0 || queue as u32 >= n {
-        return Err(Error::invalid(format!(
-            "queue {queue}: execution unit type {ty} has {n} queue(s)"
-        )));
-    }
-    if lnc > 0xFF {
-        return Err(Error::invalid(format!(
-            "core {lnc} is beyond the sequence-id space"
-        )));
-    }
-    Ok(((lnc << 8) | ((queue as u32) << 4) | ty) as u16)
-}
-
-fn public_seq(id: u16, index: u64) -> u64 {
-    (u64::from(id) << 48) | ((index + 1) & SEQ_INDEX_MASK)
-}
-
-struct Pending {
-    req: ExecRequest,
-    model: u32,
-    tracker: usize,
-}
-
-#[derive(Default)]
-struct Compute {
-    pending: BTreeMap<u16, BTreeMap<u64, Pending>>,
-    last_done: BTreeMap<u16, u64>,
-    issued: BTreeMap<u16, u64>,
-}
-
-/// `nrta_error_tracker_t`.
-struct Tracker {
-    lnc: u32,
-    errors: Vec<NrtaError>,
-    snapshot: Vec<NrtaError>,
-}
-
-/// A session's async state.
-pub struct AsyncState {
-    units: Mutex<BTreeMap<u16, Arc<ExecutionUnit>>>,
-    compute: Mutex<Compute>,
-    trackers: Table<Tracker>,
-}
-
-impl Default for AsyncState {
-    fn default() -> Self {
-        AsyncState {
-            units: Mutex::new(BTreeMap::new()),
-            compute: Mutex::new(Compute::default()),
-            trackers: Table::new(Kind::ErrorTracker),
-        }
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-impl AsyncState {
-    fn unit(&self, id: u16) -> Arc<ExecutionUnit> {
-        lock(&self.units)
-            .entry(id)
-            .or_insert_with(|| Arc::new(ExecutionUnit::new(id, TENSOR_UNIT_CAPACITY)))
-            .clone()
-    }
-
-    fn check_tracker(&self, tracker: usize, lnc: u32) -> Result<()> {
-        if tracker == 0 {
-            return Ok(());
-        }
-        let t = self.trackers.with(tracker, "err", |t| t.lnc)?;
-        if t != lnc {
-            return Err(Error::invalid(format!(
-                "the error tracker belongs to core {t}, the request runs on core {lnc}"
-            )));
-        }
-        Ok(())
-    }
-
-    fn fail(&self, tracker: usize, seq: u64, status: NrtStatus) {
-        if tracker != 0 {
-            let _ = self.trackers.with(tracker, "err", |t| {
-                t.errors.push(NrtaError {
-                    seq_id: seq,
-                    error_code: u64::from(status.code()),
-                })
-            });
-        }
-    }
-
-    /// Collects finished compute requests, in order per unit.
-    fn harvest(&self, rt: &Runtime, s: &Session) {
-        let mut c = lock(&self.compute);
-        let Compute {
-            pending, last_done, ..
-        } = &mut *c;
-        for (id, list) in pending.iter_mut() {
-            while let Some((&idx, p)) = list.first_key_value() {
-                let Some(r) = rt.poll(p.req) else { break };
-                s.trace.record_exec(s.visible_index(p.req.vnc), p.model, &r);
-                if let Err(e) = &r {
-                    crate::log::error(&format!(
-                        "async execution {:#x}: {}",
-                        public_seq(*id, idx),
-                        e
-                    ));
-                    self.fail(p.tracker, public_seq(*id, idx), e.status);
-                    crate::api::profile::execution_failed(s, s.visible_index(p.req.vnc), e);
-                }
-                last_done.insert(*id, idx + 1);
-                list.remove(&idx);
-            }
-        }
-    }
-
-    /// Whether public sequence id `seq` has completed (`NRT_INVALID` if never issued).
-    fn completed(&self, rt: &Runtime, s: &Session, seq: u64) -> Result<bool> {
-        let id = (seq >> 48) as u16;
-        let n = seq & SEQ_INDEX_MASK;
-        let unknown = || Error::invalid(format!("sequence id {seq:#x} was never issued"));
-        let ty = u32::from(id & 0xF);
-        if n == 0 {
-            return Err(unknown());
-        }
-        if ty == COMPUTE {
-            self.harvest(rt, s);
-            let c = lock(&self.compute);
-            if n > c.issued.get(&id).copied().unwrap_or(0) {
-                return Err(unknown());
-            }
-            return Ok(!c.pending.get(&id).is_some_and(|p| p.contains_key(&(n - 1))));
-        }
-        let unit = lock(&self.units).get(&id).cloned().ok_or_else(unknown)?;
-        match unit.status_of((u64::from(id) << 48) | (n - 1)) {
-            Some(SlotState::Pending) => Ok(false),
-            Some(_) => Ok(true),
-            None => Err(unknown()),
-        }
-    }
-}
-
-/// Runs a tensor operation as request of unit (`lnc`, `ty`, `queue`).
-fn schedule_tensor(
-    s: &Session,
-    lnc_abs: u32,
-    ty: u32,
-    queue: c_int,
-    tracker: usize,
-    what: &str,
-    op: impl FnOnce() -> Result<()>,
-) -> Result<u64> {
-    let lnc = s.visible_index(lnc_abs);
-    let id = unit_id(lnc, ty, queue)?;
-    s.nrta.check_tracker(tracker, lnc)?;
-    let unit = s.nrta.unit(id);
-    let mut result = Ok(());
-    let sub = unit.submit(0, |_| {
-        result = op();
-        Ok(0)
-    })?;
-    let seq = public_seq(id, seq_index(sub.seq_id));
-    let status = match &result {
-        Ok(()) => NrtStatus::Success,
-        Err(e) => {
-            crate::log::error(&format!("async {what} {seq:#x}: {e}"));
-            e.status
-        }
-    };
-    let _ = unit.complete(sub.seq_id, status);
-    unit.retire();
-    if status != NrtStatus::Success {
-        s.nrta.fail(tracker, seq, status);
-    }
-    s.trace.record_async(lnc, "async_tensor_op", seq, what);
-    Ok(seq)
-}
 
 /// # Safety
 ///
@@ -244,7 +35,13 @@ unsafe fn tensor_request(
         session::with(|_, s| {
             let t = s.tensor(tensor as usize, arg)?;
             let o = other.map(|(p, a)| s.tensor(p as usize, a)).transpose()?;
-            *out = schedule_tensor(s, t.vnc(), ty, queue, err as usize, function, || op(&t, o))?;
+            let req = TensorRequest {
+                ty,
+                queue,
+                tracker: &|| s.tracker(err as usize, "err"),
+                what: function,
+            };
+            *out = s.nrt.schedule_tensor(t.vnc(), req, || op(&t, o))?;
             Ok(())
         })
     })
@@ -370,29 +167,18 @@ pub unsafe extern "C" fn nrta_execute_schedule(
         let out = unsafe { ptr::out(req_sequence, "req_sequence")? };
         session::with(|rt, s| {
             let m = s.model(model as usize, "model")?;
-            let lnc = s.visible_index(m.vnc);
-            let id = unit_id(lnc, COMPUTE, queue)?;
-            s.nrta.check_tracker(err as usize, lnc)?;
-            let ins = s.tensor_set(input as usize, "input")?;
-            let outs = s.tensor_set(output as usize, "output")?;
-            let req = rt.try_execute_async_counted(m.id, &ins, &outs)?;
-            let idx = seq_index(req.seq_id);
-            let seq = public_seq(id, idx);
-            let mut c = lock(&s.nrta.compute);
-            c.pending.entry(id).or_default().insert(
-                idx,
-                Pending {
-                    req,
-                    model: m.id.0,
-                    tracker: err as usize,
+            let req = ComputeRequest {
+                model: m.id,
+                queue,
+                tracker: &|| s.tracker(err as usize, "err"),
+                sets: &|| {
+                    Ok((
+                        s.tensor_set(input as usize, "input")?,
+                        s.tensor_set(output as usize, "output")?,
+                    ))
                 },
-            );
-            let issued = c.issued.entry(id).or_default();
-            *issued = (*issued).max(idx + 1);
-            drop(c);
-            s.trace
-                .record_async(lnc, "async_exec_schedule", seq, "execute");
-            *out = seq;
+            };
+            *out = s.nrt.schedule_execute(rt, m.vnc, req)?;
             Ok(())
         })
     })
@@ -452,7 +238,7 @@ pub unsafe extern "C" fn nrta_is_completed(seq: NrtaSeq, is_completed: *mut bool
     guard::status("nrta_is_completed", || {
         // SAFETY: the caller's contract.
         let out = unsafe { ptr::out(is_completed, "is_completed")? };
-        *out = session::with(|rt, s| s.nrta.completed(rt, s, seq))?;
+        *out = session::with(|rt, s| s.nrt.is_completed(rt, seq))?;
         Ok(())
     })
 }
@@ -471,24 +257,8 @@ pub unsafe extern "C" fn nrta_get_sequence(
     guard::status("nrta_get_sequence", || {
         // SAFETY: the caller's contract.
         let out = unsafe { ptr::out(seq, "seq")? };
-        session::with(|rt, s| {
-            s.vnc(lnc.into())?;
-            let id = unit_id(lnc, xu, queue)?;
-            let done = if xu == COMPUTE {
-                s.nrta.harvest(rt, s);
-                lock(&s.nrta.compute)
-                    .last_done
-                    .get(&id)
-                    .copied()
-                    .unwrap_or(0)
-            } else {
-                let unit = lock(&s.nrta.units).get(&id).cloned();
-                unit.and_then(|u| u.last_completed())
-                    .map_or(0, |q| seq_index(q) + 1)
-            };
-            *out = (u64::from(id) << 48) | done;
-            Ok(())
-        })
+        *out = session::with(|rt, s| s.nrt.last_sequence(rt, lnc, xu, queue))?;
+        Ok(())
     })
 }
 
@@ -501,33 +271,26 @@ pub unsafe extern "C" fn nrta_get_completion_handle(seq: NrtaSeq, fd: *mut c_int
     guard::status("nrta_get_completion_handle", || {
         // SAFETY: the caller's contract.
         let out = unsafe { ptr::out(fd, "fd")? };
-        let done = session::with(|rt, s| s.nrta.completed(rt, s, seq))?;
-        // SAFETY: eventfd has no memory preconditions; the result is checked.
-        let efd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
-        if efd < 0 {
-            return Err(Error::resource(format!(
-                "eventfd: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
-        let signal = move || {
-            let one = 1u64.to_ne_bytes();
-            // SAFETY: writes 8 bytes from a live buffer to the eventfd (closed only by the
-            // caller, after it saw the completion).
-            unsafe { libc::write(efd, one.as_ptr().cast(), 8) };
-        };
-        if done {
-            signal();
-        } else {
-            std::thread::spawn(move || loop {
-                std::thread::sleep(std::time::Duration::from_micros(200));
-                match session::with(|rt, s| s.nrta.completed(rt, s, seq)) {
-                    Ok(false) => continue,
-                    // Completed, or the session ended: either way nothing more will happen.
-                    _ => return signal(),
+        let mut efd = -1;
+        session::with(|rt, s| {
+            s.nrt.when_completed(rt, seq, || {
+                // SAFETY: eventfd has no memory preconditions; the result is checked.
+                let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+                if fd < 0 {
+                    return Err(Error::resource(format!(
+                        "eventfd: {}",
+                        std::io::Error::last_os_error()
+                    )));
                 }
-            });
-        }
+                efd = fd;
+                Ok(Box::new(move || {
+                    let one = 1u64.to_ne_bytes();
+                    // SAFETY: writes 8 bytes from a live buffer to the eventfd (closed only by
+                    // the caller, after it saw the completion).
+                    unsafe { libc::write(fd, one.as_ptr().cast(), 8) };
+                }))
+            })
+        })?;
         *out = efd;
         Ok(())
     })
@@ -546,10 +309,9 @@ pub unsafe extern "C" fn nrta_error_tracker_create(
         // SAFETY: the caller's contract.
         let out = unsafe { ptr::out(error_tracker, "error_tracker")? };
         session::with(|_, s| {
-            s.vnc(lnc_idx.into())?;
-            *out = s.nrta.trackers.insert(Tracker {
-                lnc: lnc_idx,
-                errors: Vec::new(),
+            let tracker = Arc::new(s.nrt.error_tracker(lnc_idx)?);
+            *out = s.trackers.insert(Tracker {
+                tracker,
                 snapshot: Vec::new(),
             }) as *mut c_void;
             Ok(())
@@ -561,8 +323,7 @@ pub unsafe extern "C" fn nrta_error_tracker_create(
 pub extern "C" fn nrta_error_tracker_destroy(error_tracker: *mut c_void) {
     guard::void("nrta_error_tracker_destroy", || {
         session::with(|_, s| {
-            s.nrta
-                .trackers
+            s.trackers
                 .remove(error_tracker as usize, "error_tracker")
                 .map(|_| ())
         })
@@ -589,11 +350,18 @@ pub unsafe extern "C" fn nrta_error_tracker_get_list(
             )
         };
         session::with(|rt, s| {
-            s.nrta.harvest(rt, s);
-            s.nrta
-                .trackers
+            s.nrt.collect_finished(rt);
+            s.trackers
                 .with(error_tracker as usize, "error_tracker", |t| {
-                    t.snapshot = t.errors.clone();
+                    t.snapshot = t
+                        .tracker
+                        .errors()
+                        .iter()
+                        .map(|&(seq_id, status)| NrtaError {
+                            seq_id,
+                            error_code: u64::from(status.code()),
+                        })
+                        .collect();
                     *list = t.snapshot.as_ptr();
                     *count = t.snapshot.len();
                 })

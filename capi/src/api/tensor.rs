@@ -65,7 +65,7 @@ pub unsafe extern "C" fn nrt_tensor_allocate(
         session::with(|rt, s| {
             let v = match (p, vnc) {
                 (Placement::Device, _) => s.vnc(vnc.into())?,
-                (_, -1) => s.visible.start,
+                (_, -1) => s.nrt.visible().start,
                 _ => s.vnc(vnc.into())?,
             };
             let t = rt.tensor_allocate(p, v, size as u64, name)?;
@@ -345,13 +345,13 @@ pub unsafe extern "C" fn nrt_tensor_get_device_allocation_info(
     guard::status("nrt_tensor_get_device_allocation_info", || {
         // SAFETY: the caller's contract.
         let out = unsafe { ptr::out(alloc_info, "alloc_info")? };
-        session::with(|_, s| {
+        session::with(|rt, s| {
             let t = s.tensor(tensor_ as usize, "tensor")?;
             let (pa, size) = t.device_allocation()?;
             *out = NrtTensorDeviceAllocationInfo {
                 physical_address: pa.raw(),
                 size: size as usize,
-                hbm_index: s.target.hbm_channel_of(t.nc()) as c_int,
+                hbm_index: rt.target().hbm_channel_of(t.nc()) as c_int,
             };
             Ok(())
         })

@@ -5,6 +5,11 @@
 mod kbin_build;
 mod manifest;
 mod neff_container;
+mod nrt_async;
+mod nrt_legacy;
+mod nrt_profile;
+mod nrt_trace;
+mod session;
 mod support;
 mod tnc;
 mod xu;

@@ -314,13 +314,6 @@ impl SyncBlock {
         update: false,
         second: false,
     };
-    /// Never waits, may update.
-    pub const UPDATE: SyncBlock = SyncBlock {
-        wait: false,
-        wait_required: false,
-        update: true,
-        second: false,
-    };
     /// Always waits, never updates.
     pub const WAIT_ONLY: SyncBlock = SyncBlock {
         wait: true,

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::runtime::Runtime;
 use crate::status::NrtStatus;
 
-struct Session<S> {
+struct Opened<S> {
     // Field order is drop order: the front end's state goes before the runtime.
     ext: S,
     rt: Runtime,
@@ -26,7 +26,7 @@ struct Session<S> {
 
 enum State<S> {
     Uninitialized,
-    Init(Box<Session<S>>),
+    Init(Box<Opened<S>>),
     Closed,
 }
 
@@ -89,7 +89,7 @@ impl<S> Nrt<S> {
             State::Uninitialized => {
                 let rt = Runtime::new(hal, cfg)?;
                 let ext = ext(&rt)?;
-                *s = State::Init(Box::new(Session { ext, rt }));
+                *s = State::Init(Box::new(Opened { ext, rt }));
                 Ok(())
             }
             State::Init(_) => Err(Error::failure("nrt_init called twice")),
