@@ -330,10 +330,15 @@ crate::instruction_set! {
         write!(f, "imm={imm:.6} accumulator_cmd=IDLE")
     }
 
-    /// `0x23` ACT_TABLE_LOAD (ACT): loads an activation table set; no effect on data.
-    ActTableLoad = 0x23, "ACT_TABLE_LOAD", [Act]
-        model { Ok(Instruction::Nop) }
-        text |names, f, mn| { f.write_str(" table_sel=0 ") }
+    /// `0x23` ACT_TABLE_LOAD (ACT): loads activation table set `table_sel` (an index into
+    /// `Activation.json`'s `activation_function_sets`); no effect on data here (functions are
+    /// computed, not interpolated from tables).
+    ActTableLoad = 0x23, "ACT_TABLE_LOAD", [Act] {
+        /// The table set.
+        table_sel: u8 = OneOf(35, "table_sel", &[0, 1, 2, 3, 4, 5, 6, 7]),
+    }
+    model { Ok(Instruction::Nop) }
+    text |names, f, mn| { write!(f, " table_sel={table_sel} ") }
 
     /// `0x41` TENSOR_TENSOR (DVE): `out = op(in0, in1)` element by element.
     TensorTensor = 0x41, "TENSOR_TENSOR", [Dve] {
