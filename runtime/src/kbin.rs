@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use nrt_hal::isa::neuron::Encoding;
+use nrt_hal::isa::neuron::{Encoding, Names, NeuronInstr};
 use nrt_hal::isa::Record;
 use nrt_hal::{Dtype, EngineKind, Target};
 
@@ -359,6 +359,35 @@ pub struct Kbin {
 }
 
 impl Kbin {
+    /// What the profiler calls this subgraph's semaphores and vars (docs/neuron-isa.md §14):
+    /// an engine's own semaphore — one its records update — by the engine's profile name, a
+    /// queue set's by the set's profile name ([`profile_queue_name`]); vars by their def.json
+    /// names (their device addresses are a load's, not the NEFF's).
+    pub fn names(&self) -> Names {
+        let mut n = Names::new();
+        for v in self.vars.values() {
+            if let Ok(id) = u8::try_from(v.var_id) {
+                n.name_var(id, v.name.clone(), None);
+            }
+        }
+        for q in self.queue_sets.values() {
+            for &s in &q.semaphores {
+                n.name_semaphore(s, profile_queue_name(&q.name));
+            }
+        }
+        if self.encoding == Encoding::Neuron {
+            for p in &self.engines {
+                for r in &p.records {
+                    let signal = NeuronInstr::decode(r).ok().and_then(|i| i.sync().signal);
+                    if let Some(s) = signal {
+                        n.name_semaphore(s.0, profile_engine_name(p.engine));
+                    }
+                }
+            }
+        }
+        n
+    }
+
     /// The var named `name`.
     pub fn var_by_name(&self, name: &str) -> Option<&Var> {
         self.vars.values().find(|v| v.name == name)
@@ -380,4 +409,37 @@ impl Kbin {
             .max()
             .unwrap_or(0)
     }
+}
+
+/// The profiler's name of an engine (`Tensor`, `Scalar`, `GpSimd`, `Vector`, `Sync`).
+pub fn profile_engine_name(e: EngineKind) -> &'static str {
+    match e {
+        EngineKind::Pe => "Tensor",
+        EngineKind::Act => "Scalar",
+        EngineKind::Pool => "GpSimd",
+        EngineKind::Dve => "Vector",
+        EngineKind::Sp => "Sync",
+    }
+}
+
+/// The profiler's name of a queue set: its engine prefix (`SP`, `Act`, `Pool`, `DVE`, `PE`,
+/// after the leading `q`) replaced by the engine's profile name (`qSPDynamicHW` →
+/// `qSyncDynamicHW`); other names are kept.
+pub fn profile_queue_name(name: &str) -> String {
+    const PREFIXES: [(&str, EngineKind); 5] = [
+        ("SP", EngineKind::Sp),
+        ("Act", EngineKind::Act),
+        ("Pool", EngineKind::Pool),
+        ("DVE", EngineKind::Dve),
+        ("PE", EngineKind::Pe),
+    ];
+    let Some(rest) = name.strip_prefix('q') else {
+        return name.to_string();
+    };
+    for (p, e) in PREFIXES {
+        if let Some(tail) = rest.strip_prefix(p) {
+            return format!("q{}{tail}", profile_engine_name(e));
+        }
+    }
+    name.to_string()
 }
