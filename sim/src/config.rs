@@ -4,6 +4,7 @@ use nrt_hal::Target;
 
 use crate::faults::FaultPlan;
 use crate::memory::MemoryConfig;
+use crate::wrapper::RuntimeVersion;
 
 /// Timing constants of the discrete-event model, in device cycles (the SP/sequencer clock of the
 /// target, `TargetSpec::clocks.sp`; 1.2 GHz on trn2, which is also the rate of the device
@@ -36,6 +37,9 @@ pub struct TimingConfig {
     pub seq_complete_cycles: u64,
     /// Fixed cost of a DMA an engine issues itself (descriptor generation, completion).
     pub dge_issue_cycles: u64,
+    /// The runtime whose instructions every engine runs around its program
+    /// (docs/simulator.md §7.6), or none: the program alone.
+    pub runtime: Option<RuntimeVersion>,
 }
 
 impl Default for TimingConfig {
@@ -43,11 +47,12 @@ impl Default for TimingConfig {
         TimingConfig {
             dma_descriptor_cycles: 16,
             sync_instruction_cycles: 4,
-            seq_start_cycles: 8_000,
+            seq_start_cycles: 0,
             seq_config_reload_cycles: 2_000,
             act_dve_table_load_cycles: 6_000,
             seq_complete_cycles: 100,
             dge_issue_cycles: 256,
+            runtime: Some(RuntimeVersion::V2_30),
         }
     }
 }

@@ -100,6 +100,8 @@ pub(crate) struct Core {
     pub onchip: OnChip,
     /// DMAs the core's engines issued themselves.
     pub dge: crate::dge::Dge,
+    /// The instruction-level record of the current (or last) execution, when tracing.
+    pub trace: Option<crate::profile::TraceRecorder>,
 }
 
 impl Core {
@@ -119,6 +121,7 @@ impl Core {
             dropped_notifications: 0,
             onchip: OnChip::new(target),
             dge: Default::default(),
+            trace: None,
         }
     }
 }
@@ -436,6 +439,8 @@ pub(crate) struct Domain {
     arrivals: Vec<Arrival>,
     /// The bandwidth terms of the last DMA pair length costed (`dma.rs`).
     pub pair_cycles: PairCyclesMemo,
+    /// Record executions instruction by instruction ([`crate::profile::TraceRecorder`]).
+    pub tracing: bool,
 }
 
 impl Shared {
@@ -487,6 +492,7 @@ impl Domain {
             scratch: Vec::new(),
             arrivals: Vec::with_capacity(INBOX_ROOM),
             pair_cycles: PairCyclesMemo::default(),
+            tracing: false,
         }
     }
 
@@ -560,6 +566,13 @@ impl Domain {
             SemWindow::Set => *s = value as i32,
             SemWindow::Increment => *s = s.wrapping_add(value as i32),
             SemWindow::Decrement => *s = s.wrapping_sub(value as i32),
+        }
+        let now = self.now;
+        let core = &mut self.cores[nc];
+        if let Some(tr) = core.trace.as_mut() {
+            if id.0 < reserved::FIRST_SEMAPHORE || id == reserved::SPARE {
+                tr.semaphore(id.0, core.sems[id.index()], now);
+            }
         }
         self.sem_changed(nc, id);
     }

@@ -136,6 +136,9 @@ impl Domain {
             src,
             dst,
         });
+        if self.cores[nc].trace.is_some() {
+            self.trace_engine_dma(nc, engine, index, r, &src, &dst, start, done);
+        }
         let p = &mut self.cores[nc].profile;
         p.dma_busy.add(start, cost);
         p.dma_bytes += dst.pattern.chunks() * u64::from(dst.elem);
@@ -148,6 +151,65 @@ impl Domain {
         }
         self.sched.schedule(done, nc.0, Unit::Dge);
         true
+    }
+
+    /// Records the packets of an issued DMA served from `start` to `done`: one per chunk,
+    /// dealt round-robin to the core's DMA engines, each engine's in turn over the span, then
+    /// one semaphore write per engine (the increment is spread over them, as the device's
+    /// queues each add their share).
+    #[allow(clippy::too_many_arguments)]
+    fn trace_engine_dma(
+        &mut self,
+        nc: NcIndex,
+        engine: EngineKind,
+        index: u32,
+        r: &Request,
+        src: &Side,
+        dst: &Side,
+        start: u64,
+        done: u64,
+    ) {
+        let lanes = u64::from(self.target.spec().dma_engines_per_core.max(1));
+        let chunks = src.pattern.chunks();
+        let hbm = (
+            self.target.decode_mmio(src.base).is_none(),
+            self.target.decode_mmio(dst.base).is_none(),
+        );
+        let (rb, wb) = (u64::from(src.elem), u64::from(dst.elem));
+        let per_lane = chunks.div_ceil(lanes).max(1);
+        let slot = (done - start) / per_lane;
+        let Some(tr) = self.cores[nc].trace.as_mut() else {
+            return;
+        };
+        for c in 0..chunks {
+            let (lane, k) = (c % lanes, c / lanes);
+            let s = start + k * slot;
+            tr.engine_dma(
+                engine,
+                index,
+                r.sem.0,
+                lane as u32,
+                wb,
+                s,
+                s + slot,
+                (if hbm.0 { rb } else { 0 }, if hbm.1 { wb } else { 0 }),
+            );
+        }
+        for lane in 0..lanes.min(u64::from(r.increment.max(1))) {
+            tr.dma(nrt_hal::profile::TracedDma {
+                source: nrt_hal::profile::DmaSource::Engine {
+                    engine,
+                    index,
+                    semaphore: r.sem.0,
+                    lane: lane as u32,
+                },
+                bytes: 4,
+                start: done,
+                end: done,
+                hbm: (0, 0),
+                semaphore_write: true,
+            });
+        }
     }
 
     /// Resolves one end: its base address, after checking every chunk lies inside its var.

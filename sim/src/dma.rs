@@ -34,6 +34,7 @@ use std::collections::VecDeque;
 
 use nrt_hal::hal::{QueueState, QueueStatus};
 use nrt_hal::notify::{DmaFault, Notification};
+use nrt_hal::profile::{DmaSource, TracedDma};
 use nrt_hal::target::{udma_regs, Direction, MmioReg, QueueReg};
 use nrt_hal::udma::{LenCtrlFlags, RingCursor, RingGeometry, RxDesc, TxDesc, UdmaDesc};
 use nrt_hal::{DeviceAddr, DmaEngine, MemHandle, NcIndex, QueueId, QueueRef};
@@ -534,6 +535,20 @@ impl Domain {
         let touches_hbm = src_mmio.is_none() || dst_mmio.is_none();
         let cost = self.dma_cost(q.nc, touches_hbm, len, t);
         self.profile_pair(q.nc, &src_mmio, &dst_mmio, len, rxd.len() as u64, t, cost);
+        if let Some(tr) = self.cores[q.nc].trace.as_mut() {
+            let hbm = (
+                if src_mmio.is_none() { len } else { 0 },
+                if dst_mmio.is_none() { rxd.len() as u64 } else { 0 },
+            );
+            tr.dma(TracedDma {
+                source: DmaSource::Queue(q),
+                bytes: rxd.len() as u64,
+                start: t,
+                end: t + cost,
+                hbm,
+                semaphore_write: matches!(dst_mmio, Some(MmioReg::Semaphore { .. })),
+            });
+        }
         let block_end = self.queue(q).is_some_and(|x| x.seq_block)
             && rxd.flags().contains(LenCtrlFlags::INT_EN);
         Ok((cost, block_end))

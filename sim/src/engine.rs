@@ -19,17 +19,21 @@
 //! Timing: compute instructions cost [`crate::compute::cost`] cycles of the engine's clock,
 //! converted to device cycles; control instructions cost `sync_instruction_cycles`.
 
+use std::collections::VecDeque;
+
 use nrt_hal::isa::neuron::{check_pe_pair, decode_any, AnyDecodeError, Decoded, NeuronInstr, Sync};
 use nrt_hal::isa::{Instruction, Record, SemCmp, SemOp, RECORD_SIZE};
 use nrt_hal::notify::{ExecFault, Notification};
-use nrt_hal::target::SemWindow;
+use nrt_hal::profile::RuntimeInstr;
+use nrt_hal::target::{reserved, SemWindow};
 use nrt_hal::{DeviceAddr, EngineKind, EventId, NcIndex, SemaphoreId};
 
-use crate::compute::{self, EngineState, OnChipView};
+use crate::compute::{self, EngineState, InstrTiming, OnChipView};
 use crate::device::{AccessFault, Domain};
 use crate::memory::MemFault;
 use crate::sched::Unit;
 use crate::timeline::Track;
+use crate::wrapper::{self, Kind, Then};
 
 /// What a parked engine waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,8 +74,31 @@ pub(crate) struct EngineUnit {
     pub index: u64,
     pub nan_reported: bool,
     pub compute: EngineState,
-    /// Semaphore to increment when the current instruction completes (sync block update).
-    pub pending_signal: Option<SemaphoreId>,
+    /// Cycle at which the next instruction may issue.
+    pub next_issue: u64,
+    /// PE: cycle at which the array's moving-operand stream is free for the next matmul.
+    pub stream_free: u64,
+    /// Latest completion of any instruction issued so far (retirement waits for it).
+    pub busy_until: u64,
+    /// Semaphore updates of issued instructions, due at their completion (sync block
+    /// updates, the runtime's barriers), in time order.
+    pub signals: VecDeque<Signal>,
+    /// Where the engine is in the runtime's instructions around its program.
+    pub phase: Phase,
+    /// The runtime's instructions around the program (none: the program alone).
+    pub wrapper: Option<&'static wrapper::Engine>,
+    /// Cycle the engine was launched.
+    pub launch: u64,
+    /// End of the last instruction issued.
+    pub last_end: u64,
+    /// Cycle since which the current instruction has waited (its trace starts there when it
+    /// is an EVENT_SEMAPHORE, as the device reports one).
+    pub stalled_since: Option<u64>,
+    /// Whether the record just issued is a Neuron EVENT_SEMAPHORE.
+    pub event_semaphore: bool,
+    /// Whether the engine has a program this execution (without one it runs only the
+    /// runtime's instructions).
+    pub has_program: bool,
     /// The previous record executed (matmul pairing checks of the Neuron encoding).
     pub prev: Option<Record>,
     /// Records decoded so far, by instruction index (see [`EngineUnit::decode`]).
@@ -79,6 +106,34 @@ pub(crate) struct EngineUnit {
     /// The register file (Neuron register instructions, register-addressed DMAs): zeroed to
     /// [`REGISTERS`](nrt_hal::isa::neuron::REGISTERS) values when the engine starts.
     pub registers: Vec<u32>,
+}
+
+/// A semaphore update due at an instruction's completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Signal {
+    /// Device cycle.
+    pub at: u64,
+    /// The semaphore.
+    pub sem: SemaphoreId,
+    /// Increment or set.
+    pub op: SemWindow,
+    /// By or to.
+    pub value: u32,
+}
+
+/// Where an engine is in the runtime's instructions around its program
+/// (docs/simulator.md §7.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Phase {
+    /// Running preamble step `i`.
+    Pre(u16),
+    /// Running the program.
+    #[default]
+    Program,
+    /// Running postamble step `i`.
+    Post(u16),
+    /// Past the postamble: retiring.
+    Done,
 }
 
 /// A record the engine decoded: where, its bytes, and what it executes.
@@ -182,13 +237,55 @@ impl EngineUnit {
         Ok(decoded)
     }
 
-    /// Starts the engine at `pc` for a new execution.
-    pub fn start(&mut self, pc: DeviceAddr) {
+    /// Queues a semaphore update for its cycle.
+    fn push_signal(&mut self, s: Signal) {
+        let i = self.signals.partition_point(|x| x.at <= s.at);
+        self.signals.insert(i, s);
+    }
+
+    /// The phase after the runtime step the engine is at.
+    fn next_phase(&self) -> Phase {
+        let Some(w) = self.wrapper else {
+            return Phase::Program;
+        };
+        match self.phase {
+            Phase::Pre(i) if usize::from(i) + 1 < w.pre.len() => Phase::Pre(i + 1),
+            Phase::Pre(_) if self.has_program => Phase::Program,
+            Phase::Pre(_) if !w.post.is_empty() => Phase::Post(0),
+            Phase::Pre(_) => Phase::Done,
+            Phase::Post(i) if usize::from(i) + 1 < w.post.len() => Phase::Post(i + 1),
+            Phase::Post(_) | Phase::Done => Phase::Done,
+            Phase::Program => Phase::Program,
+        }
+    }
+
+    /// Whether the instruction just issued reports its wait as part of it (an
+    /// EVENT_SEMAPHORE record, as the profiler shows one).
+    fn waits_reported(&self) -> bool {
+        self.event_semaphore
+    }
+
+    /// Starts the engine at `pc` for a new execution, at cycle `now`, with the runtime's
+    /// instructions `wrapper` around its program.
+    pub fn start(&mut self, pc: DeviceAddr, now: u64, wrapper: Option<&'static wrapper::Engine>) {
         self.state = RunState::Running;
+        self.has_program = pc.raw() != 0;
+        self.next_issue = now;
+        self.stream_free = now;
+        self.busy_until = now;
+        self.launch = now;
+        self.last_end = now;
+        self.stalled_since = None;
+        self.wrapper = wrapper;
+        self.phase = match wrapper {
+            Some(w) if !w.pre.is_empty() => Phase::Pre(0),
+            Some(w) if !self.has_program && !w.post.is_empty() => Phase::Post(0),
+            _ => Phase::Program,
+        };
         self.pc = pc.raw();
         self.index = 0;
         self.nan_reported = false;
-        self.pending_signal = None;
+        self.signals.clear();
         self.prev = None;
         self.registers.clear();
         self.registers
@@ -198,8 +295,13 @@ impl EngineUnit {
 
 /// What one instruction did.
 enum Step {
-    /// Continue after `cost` cycles.
-    Next(u64),
+    /// Issued: the engine goes on after `timing.issue` cycles, the instruction completes after
+    /// `timing.latency`.
+    Next(InstrTiming),
+    /// Not issued: a resource it needs (the PE's moving stream) is busy until this cycle.
+    Delay(u64),
+    /// One of the runtime's instructions issued.
+    Runtime(InstrTiming, RuntimeInstr),
     /// Parked on a wait; the instruction is done (a `sem.wait` or `event.wait`).
     Park(Wait),
     /// Stalled on a sync-block wait; the record executes once it holds.
@@ -287,20 +389,40 @@ impl Domain {
     pub fn stop_engines(&mut self, nc: NcIndex) {
         for unit in &mut self.cores[nc].engines {
             unit.state = RunState::Idle;
+            unit.signals.clear();
         }
     }
 
-    /// Wake-up of engine `kind` of core `nc`: run instructions until it parks, retires, or
-    /// another unit's wake-up comes first.
+    /// Wake-up of engine `kind` of core `nc`: land the semaphore updates of instructions that
+    /// completed, and issue instructions until it parks, retires, or another unit's wake-up
+    /// comes first. An instruction issues at the engine's `next_issue` cycle (once its waits
+    /// hold) and completes `latency` cycles later, when its sync-block update lands; the
+    /// engine goes on after its `issue` cycles, so instructions overlap where the engine
+    /// pipelines (docs/simulator.md §7.2).
     pub fn engine_step(&mut self, nc: NcIndex, kind: EngineKind) {
-        let mut t = self.now;
         loop {
-            // The previous instruction completed at `t` (= now): its semaphore update lands.
-            if let Some(sem) = self.cores[nc].engines[kind.index()].pending_signal.take() {
-                self.sem_op(nc, sem, SemWindow::Increment, 1);
-            }
-            if self.cores[nc].engines[kind.index()].state != RunState::Running {
+            let now = self.now;
+            self.engine_land_signals(nc, kind, now);
+            let unit = &self.cores[nc].engines[kind.index()];
+            let next_signal = unit.signals.front().map(|s| s.at);
+            if unit.state != RunState::Running {
+                if let Some(t) = next_signal {
+                    self.sched.schedule(t, nc.0, Unit::Engine(kind));
+                }
                 return;
+            }
+            let issue = unit.next_issue.max(now);
+            let t = match next_signal {
+                Some(s) if s < issue => s,
+                _ => issue,
+            };
+            if t > now {
+                if !self.may_run_ahead(t, nc, Unit::Engine(kind)) {
+                    self.sched.schedule(t, nc.0, Unit::Engine(kind));
+                    return;
+                }
+                self.now = t;
+                continue;
             }
             let step = match self.engine_execute_one(nc, kind) {
                 Ok(s) => s,
@@ -311,26 +433,73 @@ impl Domain {
             };
             let unit = &mut self.cores[nc].engines[kind.index()];
             match step {
-                Step::Next(cost) => {
+                Step::Next(timing) => {
+                    let index = unit.index;
                     unit.pc += RECORD_SIZE as u64;
                     unit.index += 1;
+                    unit.next_issue = now + timing.issue;
+                    if timing.stream > 0 {
+                        unit.stream_free = now + timing.stream;
+                    }
+                    let end = now + timing.latency;
+                    unit.busy_until = unit.busy_until.max(end);
+                    unit.last_end = end;
+                    let start = unit.stalled_since.take().filter(|_| unit.waits_reported());
                     self.stats.instructions += 1;
-                    self.cores[nc].profile.engine(kind, t, cost);
-                    t += cost;
+                    let core = &mut self.cores[nc];
+                    core.profile.engine(kind, now, timing.latency);
+                    if let Some(tr) = core.trace.as_mut() {
+                        tr.instruction(kind, index as u32, start.unwrap_or(now), end);
+                    }
                 }
+                Step::Runtime(timing, what) => {
+                    unit.next_issue = now + timing.issue;
+                    let end = now + timing.latency;
+                    unit.busy_until = unit.busy_until.max(end);
+                    unit.last_end = end;
+                    let start = unit.stalled_since.take().unwrap_or(now);
+                    unit.phase = unit.next_phase();
+                    self.stats.instructions += 1;
+                    let core = &mut self.cores[nc];
+                    if what.opcode == "EVENT_SEMAPHORE" {
+                        core.profile.engine_instructions[kind.index()] += 1;
+                    } else {
+                        core.profile.engine(kind, now, timing.latency);
+                    }
+                    if let Some(tr) = core.trace.as_mut() {
+                        tr.runtime(kind, what, start, end);
+                    }
+                }
+                Step::Delay(until) => unit.next_issue = until,
                 Step::Park(w) => {
-                    unit.state = RunState::Waiting(w, t);
+                    let index = unit.index;
+                    unit.state = RunState::Waiting(w, now);
                     unit.pc += RECORD_SIZE as u64;
                     unit.index += 1;
                     self.stats.instructions += 1;
-                    return;
+                    if let Some(tr) = self.cores[nc].trace.as_mut() {
+                        tr.instruction(kind, index as u32, now, now);
+                    }
                 }
                 Step::Stall(w) => {
-                    unit.state = RunState::Waiting(w, t);
-                    return;
+                    unit.state = RunState::Waiting(w, now);
+                    unit.stalled_since.get_or_insert(now);
                 }
                 Step::Retire => {
-                    self.stats.instructions += 1;
+                    if unit.phase == Phase::Program && unit.wrapper.is_some_and(|w| !w.post.is_empty()) {
+                        // The program ends; the runtime's postamble follows.
+                        self.stats.instructions += 1;
+                        unit.phase = Phase::Post(0);
+                        continue;
+                    }
+                    if unit.busy_until > now {
+                        // The engine retires when its last instruction completes.
+                        unit.next_issue = unit.busy_until;
+                        continue;
+                    }
+                    if unit.phase != Phase::Done {
+                        self.stats.instructions += 1;
+                    }
                     let hung = self.faults.hung_engines.contains(&(nc, kind));
                     let unit = &mut self.cores[nc].engines[kind.index()];
                     if hung {
@@ -338,16 +507,84 @@ impl Domain {
                         return;
                     }
                     unit.state = RunState::Retired;
-                    self.seq_engine_retired(nc, t);
+                    self.seq_engine_retired(nc, now);
                     return;
                 }
             }
-            if !self.may_run_ahead(t, nc, Unit::Engine(kind)) {
-                self.sched.schedule(t, nc.0, Unit::Engine(kind));
+        }
+    }
+
+    /// Lands the semaphore updates of engine `kind`'s instructions that completed by `now`.
+    fn engine_land_signals(&mut self, nc: NcIndex, kind: EngineKind, now: u64) {
+        while let Some(&s) = self.cores[nc].engines[kind.index()].signals.front() {
+            if s.at > now {
                 return;
             }
-            self.now = t;
+            self.cores[nc].engines[kind.index()].signals.pop_front();
+            self.sem_op(nc, s.sem, s.op, s.value);
         }
+    }
+
+    /// Issues (or waits with) the runtime's instruction the engine is at
+    /// (docs/simulator.md §7.6).
+    fn engine_runtime_step(&mut self, nc: NcIndex, kind: EngineKind) -> Step {
+        let now = self.now;
+        let hz = self.target.spec().clocks.sp;
+        let cycles = |ns: u32| (u64::from(ns) * hz).div_ceil(1_000_000_000);
+        let unit = &self.cores[nc].engines[kind.index()];
+        let (Some(w), Phase::Pre(i) | Phase::Post(i)) = (unit.wrapper, unit.phase) else {
+            return Step::Retire;
+        };
+        let step = match unit.phase {
+            Phase::Pre(_) => w.pre[usize::from(i)],
+            _ => w.post[usize::from(i)],
+        };
+        let mut earliest = unit.last_end + cycles(step.gap);
+        if step.not_before > 0 {
+            earliest = earliest.max(unit.launch + cycles(step.not_before));
+        }
+        if step.kind == Kind::Drain {
+            earliest = earliest.max(unit.busy_until);
+        }
+        if earliest > now {
+            return Step::Delay(earliest);
+        }
+        let sem = reserved::SPARE;
+        if let Kind::Barrier(Some(v), _) = step.kind {
+            if self.sem_read(nc, sem) != v {
+                return Step::Stall(Wait::Semaphore {
+                    sem,
+                    cmp: SemCmp::Eq,
+                    value: v,
+                    sync: true,
+                });
+            }
+        }
+        let unit = &mut self.cores[nc].engines[kind.index()];
+        let mut latency = cycles(step.cost);
+        if let Kind::Until(t) = step.kind {
+            latency = latency.max((unit.launch + cycles(t)).saturating_sub(now));
+        }
+        if let Kind::Barrier(_, then) = step.kind {
+            let (op, value) = match then {
+                Then::Inc => (SemWindow::Increment, 1),
+                Then::Zero => (SemWindow::Set, 0),
+            };
+            unit.push_signal(Signal {
+                at: now + latency,
+                sem,
+                op,
+                value,
+            });
+        }
+        Step::Runtime(
+            InstrTiming::fixed(latency),
+            RuntimeInstr {
+                opcode: step.opcode,
+                operands: step.operands,
+                pc: step.pc,
+            },
+        )
     }
 
     fn engine_wait_holds(&self, nc: NcIndex, w: &Wait) -> bool {
@@ -369,6 +606,13 @@ impl Domain {
         nc: NcIndex,
         kind: EngineKind,
     ) -> Result<Step, (ExecFault, u32)> {
+        let unit = &self.cores[nc].engines[kind.index()];
+        if unit.phase != Phase::Program {
+            return Ok(self.engine_runtime_step(nc, kind));
+        }
+        if !unit.has_program {
+            return Ok(Step::Retire);
+        }
         let pc = DeviceAddr::new(self.cores[nc].engines[kind.index()].pc);
         let mut raw = [0u8; RECORD_SIZE];
         let fetched = self.shared.mem().read(pc, &mut raw);
@@ -417,13 +661,25 @@ impl Domain {
         if d.sync.signal.is_some_and(|s| s.0 >= sems) {
             return Err((ExecFault::OutOfBounds, opcode));
         }
+        if let Some(until) = self.engine_resource_delay(nc, kind, &d.op) {
+            return Ok(Step::Delay(until));
+        }
         let step = match &d.op {
             Operation::Model(i) => self.engine_instruction(nc, kind, i, opcode)?,
             Operation::Native(n) => Step::Next(self.engine_native(nc, kind, n, opcode)?),
         };
+        let now = self.now;
         let unit = &mut self.cores[nc].engines[kind.index()];
-        unit.pending_signal = d.sync.signal;
+        if let (Some(sem), Step::Next(timing)) = (d.sync.signal, &step) {
+            unit.push_signal(Signal {
+                at: now + timing.latency,
+                sem,
+                op: SemWindow::Increment,
+                value: 1,
+            });
+        }
         unit.prev = Some(rec);
+        unit.event_semaphore = d.neuron && opcode == 0xA0;
         Ok(step)
     }
 
@@ -435,14 +691,14 @@ impl Domain {
         instr: &Instruction,
         opcode: u32,
     ) -> Result<Step, (ExecFault, u32)> {
-        let sync = self.timing.sync_instruction_cycles;
+        let sync = InstrTiming::fixed(self.timing.sync_instruction_cycles);
         let spec = self.target.spec();
         let step = match *instr {
             Instruction::StreamHeader | Instruction::Nop => Step::Next(sync),
             Instruction::Write { addr, value } => {
                 self.store32(addr, value)
                     .map_err(|e| self.engine_access_fault(nc, e, opcode))?;
-                self.record_span(nc, kind, "write", sync);
+                self.record_span(nc, kind, "write", sync.latency);
                 Step::Next(sync)
             }
             Instruction::SemSignal { sem, op, value } => {
@@ -535,7 +791,7 @@ impl Domain {
         kind: EngineKind,
         i: &Instruction,
         opcode: u32,
-    ) -> Result<u64, (ExecFault, u32)> {
+    ) -> Result<InstrTiming, (ExecFault, u32)> {
         let target = self.target;
         let spec = target.spec();
         let (instruction_index, first_nan) = {
@@ -567,12 +823,20 @@ impl Domain {
                 },
             );
         }
-        let cycles = compute::to_device_cycles(compute::cost(i, kind, target), kind, target);
+        let timing = compute::timing(i, kind, target);
         if matches!(i, Instruction::MatmulMoving { .. }) {
             self.cores[nc].profile.matmul_instructions += 1;
         }
-        self.record_span(nc, kind, i.opcode().mnemonic(), cycles);
-        Ok(cycles)
+        self.record_span(nc, kind, i.opcode().mnemonic(), timing.latency);
+        Ok(timing)
+    }
+
+    /// The cycle until which a resource `op` needs on engine `kind` is busy, if it is busy
+    /// now: a PE matmul streams its moving operand only once the previous one's has passed.
+    fn engine_resource_delay(&self, nc: NcIndex, kind: EngineKind, op: &Operation) -> Option<u64> {
+        let unit = &self.cores[nc].engines[kind.index()];
+        let streams = matches!(op, Operation::Model(Instruction::MatmulMoving { .. }));
+        (streams && unit.stream_free > self.now).then_some(unit.stream_free)
     }
 
     fn record_span(&mut self, nc: NcIndex, kind: EngineKind, name: &str, cost: u64) {

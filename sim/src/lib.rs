@@ -48,6 +48,7 @@ pub mod rng;
 mod sched;
 mod sequencer;
 mod sim;
+mod wrapper;
 #[cfg(feature = "test-utils")]
 pub mod testkit;
 pub mod timeline;
@@ -57,6 +58,7 @@ pub use config::{SimConfig, TimingConfig};
 pub use device::SimStats;
 pub use faults::FaultPlan;
 pub use sim::Sim;
+pub use wrapper::RuntimeVersion;
 
 /// Simulated device time in microseconds of `cycles` device cycles (the SP clock of `target`).
 pub fn device_time_us(target: nrt_hal::Target, cycles: u64) -> f64 {

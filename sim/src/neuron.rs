@@ -21,7 +21,7 @@ use nrt_hal::isa::{IotaDim, IotaPattern, MemSpace};
 use nrt_hal::notify::ExecFault;
 use nrt_hal::{EngineKind, NcIndex};
 
-use crate::compute::{self, OnChipView};
+use crate::compute::{self, InstrTiming, OnChipView};
 use crate::device::Domain;
 
 impl Domain {
@@ -33,8 +33,8 @@ impl Domain {
         kind: EngineKind,
         n: &NeuronInstr,
         opcode: u32,
-    ) -> Result<u64, (ExecFault, u32)> {
-        let sync = self.timing.sync_instruction_cycles;
+    ) -> Result<InstrTiming, (ExecFault, u32)> {
+        let sync = InstrTiming::fixed(self.timing.sync_instruction_cycles);
         fn regs(d: &mut Domain, nc: NcIndex, kind: EngineKind) -> &mut Vec<u32> {
             &mut d.cores[nc].engines[kind.index()].registers
         }
@@ -124,12 +124,11 @@ impl Domain {
                     fill,
                 )
                 .map_err(|e| (compute::classify(&e), opcode))?;
-                let cycles = compute::to_device_cycles(
+                Ok(InstrTiming::fixed(compute::to_device_cycles(
                     compute::cost::stream_cycles(out.elements_per_partition(), 1),
                     kind,
                     self.target,
-                );
-                Ok(cycles)
+                )))
             }
             NeuronInstr::DmaMark { .. } => Ok(sync),
             _ => Err((ExecFault::Malformed, opcode)),

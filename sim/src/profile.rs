@@ -11,5 +11,104 @@
 //! during which *any* engine (or any DMA queue) is busy is kept as a running union. The PE's
 //! multiply-accumulates ([`ExecProfile::pe_macs`]) are
 //! [`crate::compute::ComputeOutcome::pe_macs`] summed.
+//!
+//! With tracing on ([`nrt_hal::profile::Profiler::set_tracing`]) each execution is also
+//! recorded instruction by instruction, DMA packet by packet and semaphore update by semaphore
+//! update ([`ExecTrace`]): what `nrt-emu profile` turns into neuron-profile's JSON
+//! (docs/profile.md §5). Recording is one branch per event when off.
 
-pub use nrt_hal::profile::{BusyUnion, ExecProfile};
+use nrt_hal::profile::{DmaSource, Origin, RuntimeInstr, TracedDma, TracedInstr, TracedSemaphore};
+pub use nrt_hal::profile::{BusyUnion, ExecProfile, ExecTrace};
+use nrt_hal::EngineKind;
+
+/// The trace of one core's execution while it is recorded.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TraceRecorder {
+    /// What was recorded.
+    pub trace: ExecTrace,
+    /// Whether the execution is still running (records are taken only then).
+    pub open: bool,
+}
+
+impl TraceRecorder {
+    /// A recorder for an execution on a device whose clock is `clock_hz`.
+    pub fn new(clock_hz: u64) -> Self {
+        TraceRecorder {
+            trace: ExecTrace {
+                clock_hz,
+                ..ExecTrace::default()
+            },
+            open: true,
+        }
+    }
+
+    /// Record `index` of `engine`'s stream ran from `start` to `end`.
+    #[inline]
+    pub fn instruction(&mut self, engine: EngineKind, index: u32, start: u64, end: u64) {
+        if self.open {
+            self.trace.instructions.push(TracedInstr {
+                engine,
+                origin: Origin::Stream { index },
+                start,
+                end,
+            });
+        }
+    }
+
+    /// A runtime instruction of `engine` ran from `start` to `end`.
+    #[inline]
+    pub fn runtime(&mut self, engine: EngineKind, what: RuntimeInstr, start: u64, end: u64) {
+        if self.open {
+            self.trace.instructions.push(TracedInstr {
+                engine,
+                origin: Origin::Runtime(what),
+                start,
+                end,
+            });
+        }
+    }
+
+    /// A DMA packet.
+    #[inline]
+    pub fn dma(&mut self, d: TracedDma) {
+        if self.open {
+            self.trace.dma.push(d);
+        }
+    }
+
+    /// A DMA packet of an engine-issued DMA.
+    #[allow(clippy::too_many_arguments)]
+    pub fn engine_dma(
+        &mut self,
+        engine: EngineKind,
+        index: u32,
+        semaphore: u32,
+        lane: u32,
+        bytes: u64,
+        start: u64,
+        end: u64,
+        hbm: (u64, u64),
+    ) {
+        self.dma(TracedDma {
+            source: DmaSource::Engine {
+                engine,
+                index,
+                semaphore,
+                lane,
+            },
+            bytes,
+            start,
+            end,
+            hbm,
+            semaphore_write: false,
+        });
+    }
+
+    /// Semaphore `id` reached `value` at `time`.
+    #[inline]
+    pub fn semaphore(&mut self, id: u32, value: i32, time: u64) {
+        if self.open {
+            self.trace.semaphores.push(TracedSemaphore { id, value, time });
+        }
+    }
+}

@@ -178,6 +178,9 @@ impl Domain {
         let core = &mut self.cores[nc];
         if core.seq.running == 0 && core.seq.phase == Phase::Running && !core.dge.busy() {
             core.seq.phase = Phase::Completing;
+            if let Some(tr) = core.trace.as_mut().filter(|t| t.open) {
+                tr.trace.window.1 = t.max(tr.trace.window.0);
+            }
             let at = t + self.timing.seq_complete_cycles;
             self.sched.schedule(at, nc.0, Unit::Sequencer);
         }
@@ -232,6 +235,12 @@ impl Domain {
         core.sems[..reserved::FIRST_SEMAPHORE as usize].fill(0);
         core.events[..reserved::FIRST_EVENT as usize].fill(0);
         core.profile = Default::default();
+        if self.tracing {
+            let hz = self.target.spec().clocks.sp;
+            core.trace = Some(crate::profile::TraceRecorder::new(hz));
+        } else if let Some(tr) = core.trace.as_mut() {
+            tr.open = false;
+        }
         let now = self.now;
         let s = &mut self.cores[nc].seq;
         s.phase = Phase::Block;
@@ -304,13 +313,28 @@ impl Domain {
         };
         let now = self.now;
         let mut running = 0;
+        // The first core of a logical core (or a core of its own), or the second of a pair
+        // (cores of a clock domain of two form an LNC=2 pair, docs/simulator.md §8.1).
+        let role = usize::from(self.shared.cores_per_domain >= 2 && nc.0 % 2 == 1);
+        let wrapper = self.timing.runtime;
+        if wrapper.is_some() {
+            self.cores[nc].sems[reserved::SPARE.index()] = 0;
+        }
         for kind in EngineKind::ALL {
             let pc = req.request.engine_address(kind);
-            if pc.raw() != 0 {
-                self.cores[nc].engines[kind.index()].start(pc);
+            // With the runtime's instructions modelled every engine runs them, program or not.
+            if pc.raw() != 0 || wrapper.is_some() {
+                let w = wrapper.map(|v| &v.table().roles[role][kind.index()]);
+                self.cores[nc].engines[kind.index()].start(pc, now, w);
+                if let (Some(tr), Some(w)) = (self.cores[nc].trace.as_mut(), w) {
+                    tr.trace.program_pc[kind.index()] = w.program_pc;
+                }
                 self.sched.schedule(now, nc.0, Unit::Engine(kind));
                 running += 1;
             }
+        }
+        if let Some(tr) = self.cores[nc].trace.as_mut() {
+            tr.trace.window.0 = now;
         }
         let s = &mut self.cores[nc].seq;
         s.running = running;
@@ -334,6 +358,12 @@ impl Domain {
         s.phase = Phase::Idle;
         s.faulted = false;
         s.kicked.clear();
+        if let Some(tr) = self.cores[nc].trace.as_mut().filter(|t| t.open) {
+            if tr.trace.window.1 == 0 {
+                tr.trace.window.1 = now.max(tr.trace.window.0);
+            }
+            tr.open = false;
+        }
         self.stats.executions += 1;
         self.timeline.record(
             Track::Sequencer(nc),

@@ -46,7 +46,7 @@ use nrt_hal::hal::{
     AllocRequest, CoreMemUsage, DeviceInfo, Mapping, MemInfo, NotificationQueue, NqRequest,
     QueueState, RingSpec, WaitCondition,
 };
-use nrt_hal::profile::{ExecProfile, Profiler};
+use nrt_hal::profile::{ExecProfile, ExecTrace, Profiler};
 use nrt_hal::target::SemWindow;
 use nrt_hal::{
     EventId, Hal, HalError, HalResult, MemHandle, NcIndex, QueueRef, SemaphoreId, Target,
@@ -322,6 +322,23 @@ impl Sim {
             return Default::default();
         }
         self.core(nc).cores[nc].profile.clone()
+    }
+
+    /// Starts or stops recording executions instruction by instruction (from the next one
+    /// begun).
+    pub fn set_tracing(&self, enabled: bool) {
+        self.each_domain(|d| d.tracing = enabled);
+    }
+
+    /// The instruction-level record of core `nc`'s last execution begun while tracing was on.
+    pub fn exec_trace(&self, nc: NcIndex) -> Option<ExecTrace> {
+        if !self.target.has_core(nc) {
+            return None;
+        }
+        self.core(nc).cores[nc]
+            .trace
+            .as_ref()
+            .map(|t| t.trace.clone())
     }
 
     /// The clock domains' timelines as one (see [`Timeline::merged`]).
@@ -620,6 +637,12 @@ impl Profiler for Sim {
     }
     fn exec_profile(&self, nc: NcIndex) -> ExecProfile {
         Sim::exec_profile(self, nc)
+    }
+    fn set_tracing(&self, enabled: bool) {
+        Sim::set_tracing(self, enabled);
+    }
+    fn exec_trace(&self, nc: NcIndex) -> Option<ExecTrace> {
+        Sim::exec_trace(self, nc)
     }
 }
 

@@ -149,6 +149,34 @@ pub fn cost(instr: &Instruction, engine: EngineKind, target: Target) -> EngineCy
     EngineCycles(c)
 }
 
+/// How long one instruction holds its engine, in device cycles (docs/simulator.md §7.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct InstrTiming {
+    /// From its issue to the earliest issue of the engine's next instruction.
+    pub issue: u64,
+    /// From its issue to its completion, when its semaphore update lands.
+    pub latency: u64,
+    /// PE: how long its moving operand occupies the array's input stream (the next matmul
+    /// issues no earlier); 0 for every other instruction.
+    pub stream: u64,
+}
+
+impl InstrTiming {
+    /// An instruction that holds its engine for `cycles` and completes when it lets go.
+    pub const fn fixed(cycles: u64) -> InstrTiming {
+        InstrTiming {
+            issue: cycles,
+            latency: cycles,
+            stream: 0,
+        }
+    }
+}
+
+/// The timing of `instr` on `engine` of `target`, in device cycles.
+pub fn timing(instr: &Instruction, engine: EngineKind, target: Target) -> InstrTiming {
+    InstrTiming::fixed(to_device_cycles(cost(instr, engine, target), engine, target))
+}
+
 /// Converts cycles of `engine`'s clock into device cycles (the SP clock of `target`), rounding
 /// up; saturates at `u64::MAX`.
 pub fn to_device_cycles(engine_cycles: EngineCycles, engine: EngineKind, target: Target) -> u64 {
