@@ -120,7 +120,7 @@ fn output_file_name(name: &str) -> String {
 }
 
 /// Parses the `--input NAME=FILE` options.
-fn input_files(specs: &[String]) -> Result<BTreeMap<String, PathBuf>> {
+pub(crate) fn input_files(specs: &[String]) -> Result<BTreeMap<String, PathBuf>> {
     let mut map = BTreeMap::new();
     for s in specs {
         let (name, file) = s
@@ -135,7 +135,7 @@ fn input_files(specs: &[String]) -> Result<BTreeMap<String, PathBuf>> {
 }
 
 /// The bytes of input `info` from `file`, checked against the model's dtype and shape.
-fn input_from_npy(info: &TensorInfo, file: &Path) -> Result<Vec<u8>> {
+pub(crate) fn input_from_npy(info: &TensorInfo, file: &Path) -> Result<Vec<u8>> {
     let shown = file.display().to_string();
     let max = RuntimeConfig::from_env().max_neff_file;
     let bytes = nrt_emu::runtime::neff::read_file(file, max)
@@ -275,7 +275,7 @@ fn run_model(
 }
 
 /// Every `--input NAME` names an input of the model.
-fn check_input_names(info: &[TensorInfo], files: &BTreeMap<String, PathBuf>) -> Result<()> {
+pub(crate) fn check_input_names(info: &[TensorInfo], files: &BTreeMap<String, PathBuf>) -> Result<()> {
     for name in files.keys() {
         match info.iter().find(|t| &t.name == name) {
             Some(t) if t.usage == TensorUsage::Input => {}

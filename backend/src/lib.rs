@@ -28,6 +28,7 @@ use nrt_hal::profile::Profiler;
 use nrt_hal::{Hal, Target};
 use nrt_runtime::{Error, Result};
 use nrt_sim::{Sim, SimConfig};
+pub use nrt_sim::RuntimeVersion;
 
 pub use nrt_sim::FaultPlan;
 
@@ -129,6 +130,9 @@ pub struct Settings {
     pub timeline: bool,
     /// The simulator injects these faults.
     pub faults: Option<FaultPlan>,
+    /// The runtime whose instructions the simulator runs around every program (its default
+    /// when `None`, docs/simulator.md §7.6).
+    pub runtime: Option<RuntimeVersion>,
 }
 
 impl Settings {
@@ -141,6 +145,7 @@ impl Settings {
             sim_hint: "use the simulator",
             timeline: false,
             faults: None,
+            runtime: None,
         }
     }
 
@@ -180,6 +185,13 @@ impl Settings {
     /// These settings recording the device timeline from the start, or not.
     pub fn with_timeline(mut self, timeline: bool) -> Settings {
         self.timeline = timeline;
+        self
+    }
+
+    /// These settings with the simulator running runtime `version`'s instructions around
+    /// every program.
+    pub fn with_runtime(mut self, version: Option<RuntimeVersion>) -> Settings {
+        self.runtime = version;
         self
     }
 
@@ -243,6 +255,9 @@ pub fn open(settings: &Settings) -> Result<Device> {
             }
             if let Some(plan) = &settings.faults {
                 cfg = cfg.with_faults(plan.clone());
+            }
+            if let Some(v) = settings.runtime {
+                cfg.timing.runtime = Some(v);
             }
             Ok(Device {
                 hal: Arc::new(Sim::new(cfg)),

@@ -17,6 +17,7 @@
 //! | [`xu`] | the per-vcore execution unit: submit funnel, lock-free completion ring, seq ids | docs/runtime.md §4.2, §4.4, §6 |
 //! | [`exec`] | the execute path: bind, stage, doorbell, complete, async workers; execute, wait, poll, host staging and recovery of a poisoned core | docs/runtime.md §3–§5, docs/exec.md |
 //! | [`nrt`] | the libnrt-shaped layer a C front end calls: the `nrt_init`/`nrt_close` guard, the session (visible cores, system trace, profiling and inspect, `nrta_*` async units, legacy async dispatcher) | docs/runtime.md §2.2, docs/c-api.md §5 |
+//! | [`profile`] | one execution in neuron-profile's schema: the device's trace mapped back to the NEFF's records, queue sets and names | docs/profile.md §5 |
 //! | [`runtime`] | init, load orchestration (S0–S5), the registry, the per-core queue and scratchpad pools, unload; the API that delegates execution to `exec` | docs/runtime.md §2 |
 //! | `sync` | the std/loom seam of the concurrency kernels (model-checked with `--cfg loom`) | — |
 //!
@@ -37,6 +38,7 @@ pub mod manifest;
 pub mod model;
 pub mod neff;
 pub mod nrt;
+pub mod profile;
 pub mod runtime;
 pub mod status;
 mod sync;

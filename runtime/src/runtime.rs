@@ -179,6 +179,40 @@ impl Runtime {
         self.vcores.first().map_or(1, |v| v.0.len() as u32)
     }
 
+    /// Model `id`'s last execution, with `inputs` and `outputs` bound, in neuron-profile's
+    /// schema ([`crate::profile`], docs/profile.md §5). It needs a backend that traces, with
+    /// tracing on ([`nrt_hal::profile::Profiler::set_tracing`]) before the execution began;
+    /// `base` holds the summary keys only the caller knows (versions, instance type).
+    pub fn execution_profile(
+        &self,
+        id: ModelId,
+        inputs: &crate::tensor::TensorSet,
+        outputs: &crate::tensor::TensorSet,
+        base: nrt_profile::Summary,
+    ) -> Result<nrt_profile::Profile> {
+        let model = self.model(id)?;
+        let p = self.hal.profiler().ok_or_else(|| {
+            Error::invalid("this backend records no instruction trace (the simulator does)")
+        })?;
+        let traces = model
+            .tpbs
+            .iter()
+            .map(|nc| p.exec_trace(*nc).unwrap_or_default())
+            .collect::<Vec<_>>();
+        let io = inputs
+            .iter()
+            .chain(outputs.iter())
+            .filter_map(|(n, t)| t.device_addr().map(|a| (n.to_string(), a)))
+            .collect();
+        crate::profile::build(&crate::profile::ExecutionRecord {
+            model: &model,
+            traces: &traces,
+            io: &io,
+            target: self.target,
+            base,
+        })
+    }
+
     /// How many times the TNC cache has parsed a NEFF (creator roles taken).
     pub fn parse_count(&self) -> u64 {
         self.tnc.creations()

@@ -91,11 +91,9 @@ pub(crate) struct EngineUnit {
     pub launch: u64,
     /// End of the last instruction issued.
     pub last_end: u64,
-    /// Cycle since which the current instruction has waited (its trace starts there when it
-    /// is an EVENT_SEMAPHORE, as the device reports one).
+    /// Cycle since which the current instruction has waited (a runtime barrier's trace starts
+    /// there, as the device reports one).
     pub stalled_since: Option<u64>,
-    /// Whether the record just issued is a Neuron EVENT_SEMAPHORE.
-    pub event_semaphore: bool,
     /// Whether the engine has a program this execution (without one it runs only the
     /// runtime's instructions).
     pub has_program: bool,
@@ -259,12 +257,6 @@ impl EngineUnit {
         }
     }
 
-    /// Whether the instruction just issued reports its wait as part of it (an
-    /// EVENT_SEMAPHORE record, as the profiler shows one).
-    fn waits_reported(&self) -> bool {
-        self.event_semaphore
-    }
-
     /// Starts the engine at `pc` for a new execution, at cycle `now`, with the runtime's
     /// instructions `wrapper` around its program.
     pub fn start(&mut self, pc: DeviceAddr, now: u64, wrapper: Option<&'static wrapper::Engine>) {
@@ -319,6 +311,10 @@ impl Domain {
             if let RunState::Waiting(w, since) = unit.state {
                 if satisfied(&w) {
                     unit.state = RunState::Running;
+                    if unit.phase == Phase::Program {
+                        let wake = now + compute::cost::wake_cycles(kind);
+                        unit.next_issue = unit.next_issue.max(wake);
+                    }
                     let name = || match w {
                         Wait::Semaphore { sem, .. } => format!("wait {sem}"),
                         Wait::Event { event, .. } => format!("wait {event}"),
@@ -444,12 +440,12 @@ impl Domain {
                     let end = now + timing.latency;
                     unit.busy_until = unit.busy_until.max(end);
                     unit.last_end = end;
-                    let start = unit.stalled_since.take().filter(|_| unit.waits_reported());
+                    unit.stalled_since = None;
                     self.stats.instructions += 1;
                     let core = &mut self.cores[nc];
                     core.profile.engine(kind, now, timing.latency);
                     if let Some(tr) = core.trace.as_mut() {
-                        tr.instruction(kind, index as u32, start.unwrap_or(now), end);
+                        tr.instruction(kind, index as u32, now, end);
                     }
                 }
                 Step::Runtime(timing, what) => {
@@ -664,22 +660,26 @@ impl Domain {
         if let Some(until) = self.engine_resource_delay(nc, kind, &d.op) {
             return Ok(Step::Delay(until));
         }
-        let step = match &d.op {
+        let mut step = match &d.op {
             Operation::Model(i) => self.engine_instruction(nc, kind, i, opcode)?,
             Operation::Native(n) => Step::Next(self.engine_native(nc, kind, n, opcode)?),
         };
+        if let (true, Step::Next(t)) = (d.neuron, &mut step) {
+            if let Some(f) = compute::cost::neuron_fixed(raw[0], kind) {
+                *t = InstrTiming::of(f, kind, self.target);
+            }
+        }
         let now = self.now;
         let unit = &mut self.cores[nc].engines[kind.index()];
         if let (Some(sem), Step::Next(timing)) = (d.sync.signal, &step) {
             unit.push_signal(Signal {
-                at: now + timing.latency,
+                at: now + timing.latency + compute::cost::SIGNAL_DELAY,
                 sem,
                 op: SemWindow::Increment,
                 value: 1,
             });
         }
         unit.prev = Some(rec);
-        unit.event_semaphore = d.neuron && opcode == 0xA0;
         Ok(step)
     }
 
@@ -775,7 +775,8 @@ impl Domain {
                 let index = self.cores[nc].engines[kind.index()].index as u32;
                 let now = self.now;
                 self.dge_issue(nc, kind, index, now, &r);
-                Step::Next(sync)
+                let t = compute::cost::dma_direct_timing(src_pattern.chunks(), kind);
+                Step::Next(InstrTiming::of(t, kind, self.target))
             }
             ref i if i.is_pseudo() => return Err((ExecFault::Malformed, opcode)),
             ref i => Step::Next(self.engine_compute(nc, kind, i, opcode)?),

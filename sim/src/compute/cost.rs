@@ -1,152 +1,93 @@
-//! The engine timing model: how many cycles of its own clock an engine spends on one
-//! instruction ([`cost`]), and the conversion to the device time base ([`to_device_cycles`]).
-//! Implements the engine part of docs/simulator.md §7 "Timing", calibrated to docs/isa.md
-//! §2.2 (clocks and widths); clocks come from [`TargetSpec::clocks`](nrt_hal::target::TargetSpec).
+//! The engine timing model: how long one instruction holds its engine ([`engine_timing`], in
+//! cycles of the engine's clock; [`timing`], in device cycles) and the conversion to the
+//! device time base ([`to_device_cycles`]). Implements the engine part of docs/simulator.md §7
+//! "Timing": the figures are fitted to the instruction durations of the device traces of the
+//! development NEFFs (docs/simulator.md §7.2 gives each one's measurement).
 //!
-//! An instruction costs a fixed issue overhead plus its streaming time:
+//! An instruction has three figures:
 //!
-//! | instruction | engine | cycles (engine clock) |
-//! |---|---|---|
-//! | `matmul.ld` | PE | `ISSUE + PE_LOAD_STATIONARY` = 64 + 128 |
-//! | `matmul.mm` | PE | `ISSUE + N + PE_PIPELINE_FILL` = 64 + N + 128 |
-//! | `transpose` | PE | `ISSUE + PE_LOAD_STATIONARY + P + PE_PIPELINE_FILL` (a matmul with identity, `P` input partitions) |
-//! | `act`, `tensor_scalar`, `tensor_copy`, `tensor_tensor`, `memset`, `iota` | ACT, DVE, POOL | `ISSUE + ⌈E / rate⌉`, `E` = output elements per partition |
-//! | `tensor_reduce` | DVE, POOL | `ISSUE + ⌈E / rate⌉`, `E` = *input* elements per partition |
-//! | `transpose` | DVE | `ISSUE + ⌈max(P, F) / rate⌉` |
-//! | header, `write`, semaphore, event, `end`, `nop` | any | `NON_COMPUTE` = 8 |
-//! | pseudo-instructions | any | 0 (they never execute) |
+//! - **issue**: from its issue to the earliest issue of the engine's next instruction;
+//! - **latency**: from its issue to its completion, when its semaphore update lands (the
+//!   duration a profile shows); engines pipeline, so latency exceeds issue;
+//! - **stream** (PE only): how long its moving operand occupies the array's input, which the
+//!   next matmul waits for.
 //!
-//! Rates, in elements per partition per cycle:
+//! | instruction | engine | issue | latency | stream |
+//! |---|---|---|---|---|
+//! | `matmul.mm` (N moving columns, b = 2 for a 4-byte moving dtype, else 1) | PE | 4 | 396 + N·b | max(N·b, 64) + 8 |
+//! | `matmul.ld` (M stationary columns) | PE | 4 | 192 + M·2 (4-byte), 192 + M·5/16 (else) | — |
+//! | `transpose` | PE | 4 | 396 + P | max(P, 64) + 8 |
+//! | `act` (and ACT's `tensor_scalar`) | ACT, POOL | 210 + E | 330 + E | — |
+//! | `tensor_copy` and other element-wise | ACT, POOL | 117 + E | 192 + E | — |
+//! | element-wise, reduce, transpose | DVE | 67 + ⌈E / r⌉ | 149 + ⌈E / r⌉ | — |
+//! | `memset`, `iota` | DVE | 72 + ⌈E / 4⌉ | 72 + ⌈E / 4⌉ | — |
+//! | header, `write`, semaphore, event, `end`, `nop` | any | `sync_instruction_cycles` (device cycles) | same | — |
+//! | pseudo-instructions | any | 0 | 0 | — |
 //!
-//! | engine | rate | source |
-//! |---|---|---|
-//! | ACT | 1 | docs/isa.md §2.2: 128 lanes (one per partition) |
-//! | POOL | 1 | docs/isa.md §2.2: 8 cores × 512 bit = 128 fp32 per cycle = 1 per partition (we use it for every dtype) |
-//! | DVE trn1 (v2) | 1 | docs/isa.md §2.2: 128 lanes |
-//! | DVE trn2 (v3) | 4 if every tile operand's dtype is ≤ 2 bytes, else 2 | docs/isa.md §2.2: "512 bf16 / 256 other per cycle" over 128 partitions (we count fp16/fp8 with bf16) |
-//! | SP | 1 | SP runs no compute; a figure only so that `cost` is total |
-//!
-//! Constants and their sources:
-//!
-//! | constant | value | source |
-//! |---|---|---|
-//! | [`ISSUE_CYCLES`] | 64 | **our choice** — fixed per-instruction decode/issue/drain overhead, every engine |
-//! | [`PE_LOAD_STATIONARY_CYCLES`] | 128 | docs/isa.md §2.2: 128×128 systolic array, weights shift in one row per cycle |
-//! | [`PE_PIPELINE_FILL_CYCLES`] | 128 | docs/isa.md §2.2: the last moving column crosses 128 PEs before it leaves the array |
-//! | moving columns | 1 per cycle | docs/isa.md §2.2: "2×128 in, 1×128 out" per cycle — one `[K ≤ 128]` column |
-//! | [`NON_COMPUTE_CYCLES`] | 8 | **our choice** — sync/control instructions; waiting time is the scheduler's |
+//! `E` is the output elements per partition (the input's for a reduce, max(P, F) for a DVE
+//! transpose). DVE rates `r`, elements per partition per cycle: 2 for a copy whose operands
+//! are all 2-byte, 8/5 for `tensor_scalar` from SBUF, 7/10 for `tensor_scalar` from PSUM, 1
+//! otherwise; on trn1 (NeuronCore-v2, no measurement) 1 throughout.
 //!
 //! Records of the Neuron encoding decode into the same instructions and are charged by the
-//! same table (one cost model): a LoadStationary is a `matmul.ld`, a MultiplyMoving a
-//! `matmul.mm` (pass 2 of an fp32 pair costs a full pass, as the hardware streams the moving
-//! operand again), `0x41`/`0x42`/`0x46`/`0x47`/`0x49`/`0x21` are `tensor_tensor`,
-//! `tensor_reduce`, `tensor_copy`, `memset` and `act`, and the wait-only records cost
-//! `sync_instruction_cycles`. The device-level constants calibrated against device profiles
-//! of real NEFFs (DMA descriptor overhead, execution start) are documented on
-//! [`TimingConfig`](crate::TimingConfig) and in docs/simulator.md §7.5; the engine constants
-//! here were left as they were, since the profiled NEFFs are DMA-bound (the transpose's
-//! engine active times agree within 2×; the reasons are in that section).
+//! same table, except the records whose cost is their own ([`neuron_fixed`]: the table load,
+//! DRAIN, SET_ORDERING_MODE, EVENT_SEMAPHORE, NOP, the register instructions).
 //!
-//! All arithmetic saturates, so `cost` is total over any instruction, however malformed.
+//! All arithmetic saturates, so a timing exists for any instruction, however malformed.
 //! [`to_device_cycles`] converts engine cycles to the device time base, the SP (sequencer)
 //! clock `target.spec().clocks.sp`, rounding up: `⌈cycles · f_sp / f_engine⌉`.
 
-use nrt_hal::isa::{AccessPattern, Instruction};
+use nrt_hal::isa::{AccessPattern, Instruction, MemSpace};
 use nrt_hal::{EngineKind, Target};
 
 /// Cycles of an engine's own clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct EngineCycles(pub u64);
 
-/// Fixed issue overhead of every compute instruction (**our choice**).
-pub const ISSUE_CYCLES: u64 = 64;
-/// PE: cycles to shift the stationary operand into the 128×128 array.
-pub const PE_LOAD_STATIONARY_CYCLES: u64 = 128;
-/// PE: cycles for the last moving column to drain out of the array.
-pub const PE_PIPELINE_FILL_CYCLES: u64 = 128;
-/// Cost of a non-compute instruction (header, `write`, semaphore, event, `end`, `nop`) —
-/// **our choice**.
-pub const NON_COMPUTE_CYCLES: u64 = 8;
+/// PE: cycles from a matmul's issue to its result in PSUM, beyond its moving columns.
+pub const PE_MATMUL_LATENCY: u64 = 396;
+/// PE: the least a matmul occupies the array's moving stream.
+pub const PE_STREAM_MIN: u64 = 64;
+/// PE: stream cycles a matmul adds to its moving columns.
+pub const PE_STREAM_EXTRA: u64 = 8;
+/// PE: cycles from an LDWEIGHTS's issue to its weights in the array, beyond its columns.
+pub const PE_LOAD_LATENCY: u64 = 192;
+/// PE: issue cycles of LDWEIGHTS and MATMUL (the next instruction issues this soon).
+pub const PE_ISSUE: u64 = 4;
+/// ACT, POOL: issue and latency of `act` beyond its elements.
+pub const ACT_ISSUE: u64 = 210;
+/// See [`ACT_ISSUE`].
+pub const ACT_LATENCY: u64 = 330;
+/// ACT, POOL: issue and latency of a copy and other element-wise instructions.
+pub const ACT_COPY_ISSUE: u64 = 117;
+/// See [`ACT_COPY_ISSUE`].
+pub const ACT_COPY_LATENCY: u64 = 192;
+/// DVE: issue and latency beyond the streaming.
+pub const DVE_ISSUE: u64 = 67;
+/// See [`DVE_ISSUE`].
+pub const DVE_LATENCY: u64 = 149;
+/// DVE: issue and latency of `memset`/`iota` beyond the streaming (4 elements a cycle).
+pub const DVE_FILL: u64 = 72;
 
-/// Elements per partition per cycle of `engine` for an instruction whose tile operands are
-/// `operands`.
-fn rate(engine: EngineKind, target: Target, operands: &[&AccessPattern]) -> u64 {
-    match (engine, target) {
-        (EngineKind::Dve, Target::Trn2) => {
-            if operands.iter().all(|ap| ap.dtype().size() <= 2) {
-                4
-            } else {
-                2
-            }
+/// How long one instruction holds its engine, in cycles of the engine's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EngineTiming {
+    /// Issue cycles.
+    pub issue: u64,
+    /// Latency cycles.
+    pub latency: u64,
+    /// PE moving-stream cycles (0 elsewhere).
+    pub stream: u64,
+}
+
+impl EngineTiming {
+    const fn both(issue: u64, latency: u64) -> EngineTiming {
+        EngineTiming {
+            issue,
+            latency,
+            stream: 0,
         }
-        _ => 1,
     }
-}
-
-/// `ISSUE + ⌈elements / rate⌉`.
-fn stream(elements: u64, rate: u64) -> u64 {
-    ISSUE_CYCLES.saturating_add(elements.div_ceil(rate.max(1)))
-}
-
-/// The cycles of a streaming instruction over `elements` per partition at `rate` elements per
-/// cycle (the element-wise row of the module table).
-pub fn stream_cycles(elements: u64, rate: u64) -> EngineCycles {
-    EngineCycles(stream(elements, rate))
-}
-
-/// Cycles of `engine`'s own clock that `instr` occupies it on `target` (see the module
-/// tables). Semaphore waits and DMA time are not included: the scheduler adds them.
-pub fn cost(instr: &Instruction, engine: EngineKind, target: Target) -> EngineCycles {
-    let c = match instr {
-        Instruction::MatmulLoadStationary { .. } => ISSUE_CYCLES + PE_LOAD_STATIONARY_CYCLES,
-        Instruction::MatmulMoving { moving, .. } => ISSUE_CYCLES
-            .saturating_add(moving.elements_per_partition())
-            .saturating_add(PE_PIPELINE_FILL_CYCLES),
-        Instruction::Transpose { out, input } => {
-            if engine == EngineKind::Pe {
-                ISSUE_CYCLES
-                    + PE_LOAD_STATIONARY_CYCLES
-                    + u64::from(input.partitions())
-                    + PE_PIPELINE_FILL_CYCLES
-            } else {
-                let work = u64::from(input.partitions()).max(input.elements_per_partition());
-                stream(work, rate(engine, target, &[input, out]))
-            }
-        }
-        Instruction::Activation { out, input, .. }
-        | Instruction::TensorScalar { out, input, .. }
-        | Instruction::TensorCopy { out, input } => stream(
-            out.elements_per_partition(),
-            rate(engine, target, &[input, out]),
-        ),
-        Instruction::TensorTensor { out, in0, in1, .. } => {
-            // in1 borrows in0's shape; only its dtype matters for the rate.
-            let r = rate(engine, target, &[in0, out]);
-            let r = if in1.dtype().size() > 2 { r.min(2) } else { r };
-            stream(out.elements_per_partition(), r)
-        }
-        Instruction::TensorReduce { out, input, .. } => stream(
-            input.elements_per_partition(),
-            rate(engine, target, &[input, out]),
-        ),
-        Instruction::Memset { out, .. } | Instruction::Iota { out, .. } => {
-            stream(out.elements_per_partition(), rate(engine, target, &[out]))
-        }
-        Instruction::DmaDirect { .. } => NON_COMPUTE_CYCLES,
-        Instruction::PseudoDmaTrigger { .. }
-        | Instruction::PseudoWriteVar { .. }
-        | Instruction::PseudoBarrier { .. }
-        | Instruction::PseudoMarker { .. } => 0,
-        Instruction::StreamHeader
-        | Instruction::Write { .. }
-        | Instruction::SemWait { .. }
-        | Instruction::SemSignal { .. }
-        | Instruction::EventSet { .. }
-        | Instruction::EventWait { .. }
-        | Instruction::End
-        | Instruction::Nop => NON_COMPUTE_CYCLES,
-    };
-    EngineCycles(c)
 }
 
 /// How long one instruction holds its engine, in device cycles (docs/simulator.md §7.2).
@@ -170,11 +111,189 @@ impl InstrTiming {
             stream: 0,
         }
     }
+
+    /// `t` (engine cycles of `engine`) in device cycles.
+    pub fn of(t: EngineTiming, engine: EngineKind, target: Target) -> InstrTiming {
+        let d = |c| to_device_cycles(EngineCycles(c), engine, target);
+        InstrTiming {
+            issue: d(t.issue),
+            latency: d(t.latency),
+            stream: d(t.stream),
+        }
+    }
+}
+
+/// Whether the moving operand is 4 bytes wide (an fp32 matmul streams half as fast).
+fn wide(ap: &AccessPattern) -> u64 {
+    if ap.dtype().size() >= 4 {
+        2
+    } else {
+        1
+    }
+}
+
+/// DVE cycles to stream `e` elements per partition of `instr` on `target`.
+fn dve_stream(instr: &Instruction, e: u64, target: Target) -> u64 {
+    if target == Target::Trn1 {
+        return e;
+    }
+    let narrow = |aps: &[&AccessPattern]| aps.iter().all(|a| a.dtype().size() <= 2);
+    match instr {
+        Instruction::TensorCopy { out, input } if narrow(&[out, input]) => e.div_ceil(2),
+        Instruction::TensorScalar { input, .. } if input.space() == MemSpace::Psum => {
+            (e * 10).div_ceil(7)
+        }
+        Instruction::TensorScalar { .. } => (e * 5).div_ceil(8),
+        _ => e,
+    }
+}
+
+/// The timing of `instr` on `engine` of `target`, in cycles of the engine's clock (see the
+/// module table). Non-compute instructions are not charged here (their cost is a device-level
+/// constant); they give zero.
+pub fn engine_timing(instr: &Instruction, engine: EngineKind, target: Target) -> EngineTiming {
+    let add = |a: u64, b: u64| a.saturating_add(b);
+    match instr {
+        Instruction::MatmulLoadStationary { stationary, .. } => {
+            let m = stationary.elements_per_partition();
+            let cols = if wide(stationary) == 2 {
+                m.saturating_mul(2)
+            } else {
+                (m * 5).div_ceil(16)
+            };
+            EngineTiming::both(PE_ISSUE, add(PE_LOAD_LATENCY, cols))
+        }
+        Instruction::MatmulMoving { moving, .. } => {
+            let n = moving.elements_per_partition().saturating_mul(wide(moving));
+            EngineTiming {
+                issue: PE_ISSUE,
+                latency: add(PE_MATMUL_LATENCY, n),
+                stream: add(n.max(PE_STREAM_MIN), PE_STREAM_EXTRA),
+            }
+        }
+        Instruction::Transpose { out, input } => {
+            if engine == EngineKind::Pe {
+                let p = u64::from(input.partitions());
+                EngineTiming {
+                    issue: PE_ISSUE,
+                    latency: add(PE_MATMUL_LATENCY, p),
+                    stream: add(p.max(PE_STREAM_MIN), PE_STREAM_EXTRA),
+                }
+            } else {
+                let e = u64::from(input.partitions()).max(input.elements_per_partition());
+                elementwise(instr, engine, target, e, out)
+            }
+        }
+        Instruction::Activation { out, .. } => {
+            let e = out.elements_per_partition();
+            match engine {
+                EngineKind::Dve => elementwise(instr, engine, target, e, out),
+                _ => EngineTiming::both(add(ACT_ISSUE, e), add(ACT_LATENCY, e)),
+            }
+        }
+        Instruction::TensorScalar { out, .. }
+        | Instruction::TensorCopy { out, .. }
+        | Instruction::TensorTensor { out, .. } => {
+            elementwise(instr, engine, target, out.elements_per_partition(), out)
+        }
+        Instruction::TensorReduce { out, input, .. } => {
+            elementwise(instr, engine, target, input.elements_per_partition(), out)
+        }
+        Instruction::Memset { out, .. } | Instruction::Iota { out, .. } => {
+            let e = out.elements_per_partition();
+            match engine {
+                EngineKind::Dve => {
+                    let c = add(DVE_FILL, e.div_ceil(4));
+                    EngineTiming::both(c, c)
+                }
+                _ => EngineTiming::both(add(ACT_COPY_ISSUE, e), add(ACT_COPY_LATENCY, e)),
+            }
+        }
+        _ => EngineTiming::default(),
+    }
+}
+
+/// An element-wise instruction of `e` elements per partition.
+fn elementwise(
+    instr: &Instruction,
+    engine: EngineKind,
+    target: Target,
+    e: u64,
+    _out: &AccessPattern,
+) -> EngineTiming {
+    match engine {
+        EngineKind::Dve => {
+            let s = dve_stream(instr, e, target);
+            EngineTiming::both(DVE_ISSUE.saturating_add(s), DVE_LATENCY.saturating_add(s))
+        }
+        _ => EngineTiming::both(
+            ACT_COPY_ISSUE.saturating_add(e),
+            ACT_COPY_LATENCY.saturating_add(e),
+        ),
+    }
+}
+
+/// Cycles of `engine`'s own clock that `instr` occupies it until it completes (its latency)
+/// on `target`. Semaphore waits and DMA time are not included: the scheduler adds them.
+pub fn cost(instr: &Instruction, engine: EngineKind, target: Target) -> EngineCycles {
+    EngineCycles(engine_timing(instr, engine, target).latency)
 }
 
 /// The timing of `instr` on `engine` of `target`, in device cycles.
 pub fn timing(instr: &Instruction, engine: EngineKind, target: Target) -> InstrTiming {
-    InstrTiming::fixed(to_device_cycles(cost(instr, engine, target), engine, target))
+    InstrTiming::of(engine_timing(instr, engine, target), engine, target)
+}
+
+/// The cost of a Neuron record charged by its opcode rather than by what it computes, in
+/// cycles of `engine`'s clock, measured on the device traces (docs/simulator.md §7.2):
+///
+/// | opcode | what | PE | ACT | POOL | DVE | SP |
+/// |---|---|---|---|---|---|---|
+/// | `0x23` ACT_TABLE_LOAD | loads an activation table set | | 1540 | | | |
+/// | `0xA0` EVENT_SEMAPHORE | a wait (its wait is the scheduler's) | 126 | 48 | 24 | 23 | 24 |
+/// | `0xA4` NOP | | 46 | 23 | 23 | 22 | 23 |
+/// | `0xB1` DRAIN | the program's first record | 106 | 50 | 57 | 49 | 28 |
+/// | `0xCC` SET_ORDERING_MODE | | 106 | 49 | 49 | 54 | 29 |
+/// | `0xA7`, `0xA8` | register move, register ALU (issue 94) | | | 51 | | |
+/// | `0xCE` | register load from SBUF | | | 350 | | |
+pub fn neuron_fixed(opcode: u8, engine: EngineKind) -> Option<EngineTiming> {
+    let per = |v: [u64; 5]| {
+        let c = v[engine.index()];
+        EngineTiming::both(c, c)
+    };
+    Some(match opcode {
+        0x23 => EngineTiming::both(1540, 1540),
+        0xA0 => per([126, 48, 24, 23, 24]),
+        0xA4 => per([46, 23, 23, 22, 23]),
+        0xB1 => per([106, 50, 57, 49, 28]),
+        0xCC => per([106, 49, 49, 54, 29]),
+        0xA7 | 0xA8 => EngineTiming::both(94, 51),
+        0xCE => EngineTiming::both(350, 350),
+        _ => return None,
+    })
+}
+
+/// Device cycles from an instruction's completion to its semaphore update (10 ns on the
+/// device traces).
+pub const SIGNAL_DELAY: u64 = 12;
+
+/// Device cycles from a semaphore update to the issue of an instruction of `engine` that
+/// waited for it (exec-request order; 42 ns on the PE, 23 ns on ACT, POOL and DVE, 17 ns on SP
+/// in the device traces).
+pub const fn wake_cycles(engine: EngineKind) -> u64 {
+    [50, 28, 28, 28, 20][engine.index()]
+}
+
+/// The timing of a DMA an engine issues (`dma.direct`, the Neuron DMA_DIRECT2D) of `chunks`
+/// chunks, in cycles of `engine`'s clock: on SP and ACT the descriptor-generation hardware
+/// takes 672 cycles whatever the size (560 ns on the device traces); on POOL software writes
+/// the descriptors, 5 cycles a chunk before the engine issues again, the instruction itself
+/// done after 38.
+pub fn dma_direct_timing(chunks: u64, engine: EngineKind) -> EngineTiming {
+    match engine {
+        EngineKind::Pool => EngineTiming::both(chunks.saturating_mul(5).max(38), 38),
+        _ => EngineTiming::both(672, 672),
+    }
 }
 
 /// Converts cycles of `engine`'s clock into device cycles (the SP clock of `target`), rounding
@@ -199,4 +318,10 @@ pub fn mul_div_ceil(a: u64, b: u64, c: u64) -> u64 {
         None => u64::try_from((u128::from(a) * u128::from(b)).div_ceil(u128::from(c)))
             .unwrap_or(u64::MAX),
     }
+}
+
+/// The cycles of a streaming instruction over `elements` per partition at `rate` elements per
+/// cycle on ACT or POOL (an element-wise instruction of the module table).
+pub fn stream_cycles(elements: u64, rate: u64) -> EngineCycles {
+    EngineCycles(ACT_COPY_LATENCY.saturating_add(elements.div_ceil(rate.max(1))))
 }

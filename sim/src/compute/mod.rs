@@ -107,7 +107,7 @@ mod gemm;
 use nrt_hal::isa::{AccessPattern, AluOp, ApError, MatmulPass, MemSpace, OperandError};
 use nrt_hal::{Dtype, EngineKind};
 
-pub use cost::{cost, timing, to_device_cycles, EngineCycles, InstrTiming};
+pub use cost::{cost, timing, to_device_cycles, EngineCycles, EngineTiming, InstrTiming};
 pub use exec::{affine_select, execute};
 
 /// Largest number of elements per partition an operand may have (the hardware's vector free
