@@ -124,7 +124,14 @@ fn names(kbin: &Kbin, core: &CoreModel, io: &BTreeMap<String, DeviceAddr>) -> Na
 fn text(record: &nrt_hal::isa::Record, encoding: Encoding, names: &Names) -> (String, String) {
     if encoding == Encoding::Neuron {
         if let Ok(n) = NeuronInstr::decode(record) {
-            return (n.opcode().name().to_string(), n.render(names));
+            // The runtime rewrites a DMA trigger into a WRITE of the queues' tail increments
+            // (docs/profile.md §3.3): the device shows that.
+            let name = if record.opcode() == 0xC1 {
+                "WRITE"
+            } else {
+                n.opcode().name()
+            };
+            return (name.to_string(), n.render(names));
         }
     }
     match decode_any(record) {

@@ -25,8 +25,10 @@ use crate::wrapper::RuntimeVersion;
 pub struct TimingConfig {
     /// Fixed cost of one DMA descriptor pair (fetch, decode, completion bookkeeping).
     pub dma_descriptor_cycles: u64,
-    /// Cost of an engine `Write`, semaphore, event, header or nop instruction.
+    /// Cost of an engine semaphore, event, header or nop instruction.
     pub sync_instruction_cycles: u64,
+    /// Cost of an engine `Write` (a DMA trigger is two per hardware queue it starts).
+    pub write_cycles: u64,
     /// Sequencer cost to begin an execution (latch the request, program engine start addresses).
     pub seq_start_cycles: u64,
     /// Extra cost when the request says `reload_seq_config = 1`.
@@ -35,8 +37,17 @@ pub struct TimingConfig {
     pub act_dve_table_load_cycles: u64,
     /// Sequencer cost to retire an execution (completion semaphore, notification entry).
     pub seq_complete_cycles: u64,
-    /// Fixed cost of a DMA an engine issues itself (descriptor generation, completion).
-    pub dge_issue_cycles: u64,
+    /// From the issue of a DMA whose descriptors hardware generates (SP, ACT) to its first
+    /// packet.
+    pub dge_hw_start_cycles: u64,
+    /// From the issue of a DMA whose descriptors the POOL writes to its first packet, beyond
+    /// the POOL's descriptor writing (5 POOL cycles a chunk).
+    pub dge_sw_start_cycles: u64,
+    /// From a DMA's last packet to its semaphore update (the completion report).
+    pub dma_completion_cycles: u64,
+    /// From the tail increment that kicks an idle DMA queue during an execution to its first
+    /// descriptor.
+    pub dma_queue_start_cycles: u64,
     /// The runtime whose instructions every engine runs around its program
     /// (docs/simulator.md §7.6), or none: the program alone.
     pub runtime: Option<RuntimeVersion>,
@@ -47,11 +58,15 @@ impl Default for TimingConfig {
         TimingConfig {
             dma_descriptor_cycles: 16,
             sync_instruction_cycles: 4,
+            write_cycles: 2,
             seq_start_cycles: 0,
             seq_config_reload_cycles: 2_000,
             act_dve_table_load_cycles: 6_000,
             seq_complete_cycles: 100,
-            dge_issue_cycles: 256,
+            dge_hw_start_cycles: 1596,
+            dge_sw_start_cycles: 240,
+            dma_completion_cycles: 528,
+            dma_queue_start_cycles: 840,
             runtime: Some(RuntimeVersion::V2_30),
         }
     }

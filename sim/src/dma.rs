@@ -356,8 +356,19 @@ impl Domain {
             return;
         }
         queue.queued = true;
+        let block = queue.seq_block;
         eng.runq.push_back(q.queue.0);
-        let at = now.max(eng.free_at);
+        // A queue kicked during an execution starts moving after the queue-start latency
+        // (docs/simulator.md §7.3); the sequencer's own block and host-driven queues do not
+        // wait.
+        let running = self.cores[q.nc].seq.phase == crate::sequencer::Phase::Running;
+        let latency = if running && !block {
+            self.timing.dma_queue_start_cycles
+        } else {
+            0
+        };
+        let eng = &mut self.cores[q.nc].dma[q.engine.index()];
+        let at = (now + latency).max(eng.free_at);
         self.sched.schedule(at, q.nc.0, Unit::Dma(q.engine.0));
     }
 
@@ -524,16 +535,30 @@ impl Domain {
         // Each address is decoded once for the move, its cost and the profile.
         let (src_mmio, dst_mmio) = (self.target.decode_mmio(src), self.target.decode_mmio(dst));
         let mut data_hints = [src_hint, dst_hint];
-        match conversion {
-            None => self.transfer(src, src_mmio, dst, dst_mmio, len, &mut data_hints),
-            Some((from, to)) => self.transfer_converting(src, dst, from, to, len),
+        let touches_hbm = src_mmio.is_none() || dst_mmio.is_none();
+        let cost = self.dma_cost(q.nc, touches_hbm, len, t);
+        // A store into a semaphore (a DMA block's completion) lands when the DMA's completion
+        // is reported (docs/simulator.md §7.3).
+        let semaphore = matches!(dst_mmio, Some(MmioReg::Semaphore { .. }))
+            && len == 4
+            && conversion.is_none()
+            && self.timing.dma_completion_cycles > 0;
+        if semaphore {
+            let value = self
+                .load32(src)
+                .map_err(|e| PairFault::access(e, index))?;
+            let at = t + cost + self.timing.dma_completion_cycles;
+            self.dge_defer_store(q.nc, dst, value, at);
+        } else {
+            match conversion {
+                None => self.transfer(src, src_mmio, dst, dst_mmio, len, &mut data_hints),
+                Some((from, to)) => self.transfer_converting(src, dst, from, to, len),
+            }
+            .map_err(|e| PairFault::access(e, index))?;
         }
-        .map_err(|e| PairFault::access(e, index))?;
         self.queue_mut(q).hints[2..].copy_from_slice(&data_hints);
         self.stats.descriptors += 1;
         self.stats.dma_bytes += len;
-        let touches_hbm = src_mmio.is_none() || dst_mmio.is_none();
-        let cost = self.dma_cost(q.nc, touches_hbm, len, t);
         self.profile_pair(q.nc, &src_mmio, &dst_mmio, len, rxd.len() as u64, t, cost);
         if let Some(tr) = self.cores[q.nc].trace.as_mut() {
             let hbm = (

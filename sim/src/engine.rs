@@ -698,8 +698,9 @@ impl Domain {
             Instruction::Write { addr, value } => {
                 self.store32(addr, value)
                     .map_err(|e| self.engine_access_fault(nc, e, opcode))?;
-                self.record_span(nc, kind, "write", sync.latency);
-                Step::Next(sync)
+                let t = InstrTiming::fixed(self.timing.write_cycles);
+                self.record_span(nc, kind, "write", t.latency);
+                Step::Next(t)
             }
             Instruction::SemSignal { sem, op, value } => {
                 if sem.0 >= spec.semaphores_per_core {

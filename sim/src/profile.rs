@@ -17,7 +17,7 @@
 //! update ([`ExecTrace`]): what `nrt-emu profile` turns into neuron-profile's JSON
 //! (docs/profile.md §5). Recording is one branch per event when off.
 
-use nrt_hal::profile::{DmaSource, Origin, RuntimeInstr, TracedDma, TracedInstr, TracedSemaphore};
+use nrt_hal::profile::{Origin, RuntimeInstr, TracedDma, TracedInstr, TracedSemaphore};
 pub use nrt_hal::profile::{BusyUnion, ExecProfile, ExecTrace};
 use nrt_hal::EngineKind;
 
@@ -74,34 +74,6 @@ impl TraceRecorder {
         if self.open {
             self.trace.dma.push(d);
         }
-    }
-
-    /// A DMA packet of an engine-issued DMA.
-    #[allow(clippy::too_many_arguments)]
-    pub fn engine_dma(
-        &mut self,
-        engine: EngineKind,
-        index: u32,
-        semaphore: u32,
-        lane: u32,
-        bytes: u64,
-        start: u64,
-        end: u64,
-        hbm: (u64, u64),
-    ) {
-        self.dma(TracedDma {
-            source: DmaSource::Engine {
-                engine,
-                index,
-                semaphore,
-                lane,
-            },
-            bytes,
-            start,
-            end,
-            hbm,
-            semaphore_write: false,
-        });
     }
 
     /// Semaphore `id` reached `value` at `time`.
