@@ -25,6 +25,9 @@ use crate::wrapper::RuntimeVersion;
 pub struct TimingConfig {
     /// Fixed cost of one DMA descriptor pair (fetch, decode, completion bookkeeping).
     pub dma_descriptor_cycles: u64,
+    /// Fixed cost of a descriptor pair that continues the packet of the pair before it (its
+    /// source or destination picks up where that one's ended).
+    pub dma_segment_cycles: u64,
     /// Cost of an engine semaphore, event, header or nop instruction.
     pub sync_instruction_cycles: u64,
     /// Cost of an engine `Write` (a DMA trigger is two per hardware queue it starts).
@@ -57,6 +60,7 @@ impl Default for TimingConfig {
     fn default() -> Self {
         TimingConfig {
             dma_descriptor_cycles: 16,
+            dma_segment_cycles: 6,
             sync_instruction_cycles: 4,
             write_cycles: 2,
             seq_start_cycles: 0,

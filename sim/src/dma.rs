@@ -90,7 +90,24 @@ pub(crate) struct DmaQueue {
     /// The allocations this queue's last pair touched: TX ring, RX ring, source, destination
     /// (only a guess that speeds the next lookup, see [`SlotHint`]).
     pub hints: [SlotHint; 4],
+    /// The packet the last pair belongs to: where its source and destination end, its bytes,
+    /// and its record in the execution trace (pairs continuing it join it).
+    pub packet: Option<PacketRun>,
 }
+
+/// A DMA packet being built from consecutive pairs of one queue (docs/simulator.md §7.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PacketRun {
+    src_end: u64,
+    dst_end: u64,
+    /// The last pair's length.
+    len: u64,
+    bytes: u64,
+    trace: Option<usize>,
+}
+
+/// The largest packet consecutive pairs are gathered into.
+const MAX_PACKET: u64 = 32 << 10;
 
 /// A ring's programming registers (`drbp_low/high`, `drl`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -119,6 +136,7 @@ impl DmaQueue {
             batch: None,
             staged: [RingRegs::default(); 2],
             hints: [SlotHint::default(); 4],
+            packet: None,
         }
     }
 
@@ -453,6 +471,7 @@ impl Domain {
         }
         let queue = &mut e.queues[q.queue.index()];
         queue.queued = false;
+        queue.packet = None;
         if let Some((start, n)) = queue.batch.take() {
             self.timeline
                 .record(Track::DmaQueue(q), || format!("dma x{n}"), start, t);
@@ -536,10 +555,21 @@ impl Domain {
         let (src_mmio, dst_mmio) = (self.target.decode_mmio(src), self.target.decode_mmio(dst));
         let mut data_hints = [src_hint, dst_hint];
         let touches_hbm = src_mmio.is_none() || dst_mmio.is_none();
-        let cost = self.dma_cost(q.nc, touches_hbm, len, t);
+        let sem_dst = matches!(dst_mmio, Some(MmioReg::Semaphore { .. }));
+        // A pair continuing the queue's packet — the next piece of the same transfer: its
+        // source or destination picks up where the last pair's ended, or it is as long as the
+        // last pair (the next row of a strided pattern) — is one more segment of that packet,
+        // not a new descriptor. A semaphore write ends the packet (and the DMA block).
+        let run = self.queue(q).and_then(|x| x.packet);
+        let continues = !sem_dst
+            && run.is_some_and(|r| {
+                (r.src_end == src.raw() || r.dst_end == dst.raw() || r.len == len)
+                    && r.bytes + u64::from(rxd.len()) <= MAX_PACKET
+            });
+        let cost = self.dma_cost(q.nc, touches_hbm, len, t, continues);
         // A store into a semaphore (a DMA block's completion) lands when the DMA's completion
         // is reported (docs/simulator.md §7.3).
-        let semaphore = matches!(dst_mmio, Some(MmioReg::Semaphore { .. }))
+        let semaphore = sem_dst
             && len == 4
             && conversion.is_none()
             && self.timing.dma_completion_cycles > 0;
@@ -560,20 +590,47 @@ impl Domain {
         self.stats.descriptors += 1;
         self.stats.dma_bytes += len;
         self.profile_pair(q.nc, &src_mmio, &dst_mmio, len, rxd.len() as u64, t, cost);
-        if let Some(tr) = self.cores[q.nc].trace.as_mut() {
+        let wlen = rxd.len() as u64;
+        let mut trace_at = None;
+        if let Some(tr) = self.cores[q.nc].trace.as_mut().filter(|t| t.open) {
             let hbm = (
                 if src_mmio.is_none() { len } else { 0 },
-                if dst_mmio.is_none() { rxd.len() as u64 } else { 0 },
+                if dst_mmio.is_none() { wlen } else { 0 },
             );
-            tr.dma(TracedDma {
-                source: DmaSource::Queue(q),
-                bytes: rxd.len() as u64,
-                start: t,
-                end: t + cost,
-                hbm,
-                semaphore_write: matches!(dst_mmio, Some(MmioReg::Semaphore { .. })),
-            });
+            match run.and_then(|r| r.trace).filter(|_| continues) {
+                Some(i) if i < tr.trace.dma.len() => {
+                    let d = &mut tr.trace.dma[i];
+                    d.bytes += wlen;
+                    d.end = t + cost;
+                    d.hbm.0 += hbm.0;
+                    d.hbm.1 += hbm.1;
+                    trace_at = Some(i);
+                }
+                _ => {
+                    trace_at = Some(tr.trace.dma.len());
+                    tr.dma(TracedDma {
+                        source: DmaSource::Queue(q),
+                        bytes: wlen,
+                        start: t,
+                        end: t + cost,
+                        hbm,
+                        semaphore_write: sem_dst,
+                    });
+                }
+            }
         }
+        let next = PacketRun {
+            src_end: src.raw() + len,
+            dst_end: dst.raw() + wlen,
+            len,
+            bytes: if continues {
+                run.map_or(0, |r| r.bytes) + wlen
+            } else {
+                wlen
+            },
+            trace: trace_at,
+        };
+        self.queue_mut(q).packet = (!sem_dst).then_some(next);
         let block_end = self.queue(q).is_some_and(|x| x.seq_block)
             && rxd.flags().contains(LenCtrlFlags::INT_EN);
         Ok((cost, block_end))
@@ -634,9 +691,14 @@ impl Domain {
     /// Cost in device cycles of one pair of `len` bytes starting at `t`, `touches_hbm` when its
     /// source or destination is memory (see module docs).
     #[inline]
-    fn dma_cost(&mut self, nc: NcIndex, touches_hbm: bool, len: u64, t: u64) -> u64 {
+    fn dma_cost(&mut self, nc: NcIndex, touches_hbm: bool, len: u64, t: u64, segment: bool) -> u64 {
         let (engine_bytes, hbm) = self.pair_bandwidth_cycles(len);
-        let engine = self.timing.dma_descriptor_cycles + engine_bytes;
+        let fixed = if segment {
+            self.timing.dma_segment_cycles
+        } else {
+            self.timing.dma_descriptor_cycles
+        };
+        let engine = fixed + engine_bytes;
         if !touches_hbm {
             return engine;
         }
