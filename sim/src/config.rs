@@ -46,6 +46,9 @@ pub struct TimingConfig {
     /// From the issue of a DMA whose descriptors the POOL writes to its first packet, beyond
     /// the POOL's descriptor writing (5 POOL cycles a chunk).
     pub dge_sw_start_cycles: u64,
+    /// Between the starts of two DMAs the POOL issues (software descriptor generation takes
+    /// one at a time).
+    pub dge_sw_service_cycles: u64,
     /// From a DMA's last packet to its semaphore update (the completion report).
     pub dma_completion_cycles: u64,
     /// From the tail increment that kicks an idle DMA queue during an execution to its first
@@ -69,6 +72,7 @@ impl Default for TimingConfig {
             seq_complete_cycles: 100,
             dge_hw_start_cycles: 1596,
             dge_sw_start_cycles: 240,
+            dge_sw_service_cycles: 1200,
             dma_completion_cycles: 528,
             dma_queue_start_cycles: 840,
             runtime: Some(RuntimeVersion::V2_30),
