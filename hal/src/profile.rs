@@ -124,6 +124,12 @@ pub struct TracedDma {
 /// The mover of a [`TracedDma`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DmaSource {
+    /// One of the runtime's own DMAs around a program (its instruction fetch), on the
+    /// device's queue `queue` of the runtime's queue set.
+    Runtime {
+        /// The device's queue number (0–15 on the first core of a pair, 16–31 on the second).
+        queue: u32,
+    },
     /// A descriptor pair of this hardware queue.
     Queue(QueueRef),
     /// Part of the DMA an engine issued at instruction `index` of its stream, completing into

@@ -288,6 +288,7 @@ pub fn build(rec: &ExecutionRecord<'_>) -> Result<Profile> {
         }
         for d in &trace.dma {
             let (set, queue, kind) = match d.source {
+                DmaSource::Runtime { queue } => (RUNTIME_QUEUE_SET, queue, QueueType::Instruction),
                 DmaSource::Queue(q) => match queues.by_queue.get(&q) {
                     Some(&(set, place, kind)) => (set, place, kind),
                     None => (RUNTIME_QUEUE_SET, q.queue.0, QueueType::Instruction),

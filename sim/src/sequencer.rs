@@ -335,6 +335,20 @@ impl Domain {
         }
         if let Some(tr) = self.cores[nc].trace.as_mut() {
             tr.trace.window.0 = now;
+            if let Some(v) = wrapper {
+                let hz = self.target.spec().clocks.sp;
+                let c = |ns: u32| (u64::from(ns) * hz).div_ceil(1_000_000_000);
+                for p in v.table().dma[role] {
+                    tr.dma(nrt_hal::profile::TracedDma {
+                        source: nrt_hal::profile::DmaSource::Runtime { queue: p.queue },
+                        bytes: p.bytes,
+                        start: now + c(p.start),
+                        end: now + c(p.start + p.duration),
+                        hbm: (p.bytes, 0),
+                        semaphore_write: false,
+                    });
+                }
+            }
         }
         let s = &mut self.cores[nc].seq;
         s.running = running;

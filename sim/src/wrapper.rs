@@ -70,12 +70,62 @@ impl std::fmt::Display for RuntimeVersion {
 }
 
 /// One runtime version's wrapper: per role (the first core of a logical core, the second) and
-/// engine (exec-request order).
+/// engine (exec-request order), and the runtime's own DMAs (its instruction fetch) per role.
 #[derive(Debug)]
 pub(crate) struct Version {
     pub name: &'static str,
     pub roles: [[Engine; 5]; 2],
+    pub dma: [&'static [RuntimeDma]; 2],
 }
+
+/// One DMA packet of the runtime's around a program: on the runtime's queue `queue`, `bytes`,
+/// from `start` ns after launch for `duration` ns. They move nothing the simulation needs (the
+/// engines' first steps wait for them through `not_before`); they are what a profile shows.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RuntimeDma {
+    pub queue: u32,
+    pub bytes: u64,
+    pub start: u32,
+    pub duration: u32,
+}
+
+const fn d(queue: u32, bytes: u64, start: u32, duration: u32) -> RuntimeDma {
+    RuntimeDma {
+        queue,
+        bytes,
+        start,
+        duration,
+    }
+}
+
+/// Runtime 2.30's instruction fetch inside the profiled window, medians of the fit set's
+/// version-6 traces: the first core fetches a 16 KiB block, writes two words (8 and 4 bytes),
+/// fetches four 16 KiB blocks and four 1 KiB blocks; the second core fetches two rounds of
+/// four 16 KiB blocks around a 4-byte write.
+const V2_30_DMA_FIRST: &[RuntimeDma] = &[
+    d(4, 16384, 143, 1825),
+    d(5, 8, 2356, 7),
+    d(5, 4, 2384, 9),
+    d(1, 16384, 4060, 1712),
+    d(2, 16384, 4150, 1712),
+    d(3, 16384, 4300, 1712),
+    d(4, 16384, 4530, 1712),
+    d(4, 1024, 11130, 44),
+    d(2, 1024, 11200, 44),
+    d(1, 1024, 11213, 44),
+    d(3, 1024, 11230, 44),
+];
+const V2_30_DMA_SECOND: &[RuntimeDma] = &[
+    d(17, 16384, 1100, 1918),
+    d(18, 16384, 1200, 1918),
+    d(20, 16384, 1346, 1918),
+    d(19, 16384, 1500, 1918),
+    d(21, 4, 3379, 7),
+    d(17, 16384, 4800, 1769),
+    d(18, 16384, 5300, 1769),
+    d(20, 16384, 5571, 1769),
+    d(19, 16384, 5650, 1769),
+];
 
 /// One engine's wrapper.
 #[derive(Debug)]
@@ -513,6 +563,7 @@ pub(crate) const V2_27: Version = Version {
             },
         ],
     ],
+    dma: [&[], &[]],
 };
 
 /// Runtime 2.30: measured on the version-6 device traces of the fit set (docs/simulator.md §7.6).
@@ -870,6 +921,7 @@ pub(crate) const V2_30: Version = Version {
             },
         ],
     ],
+    dma: [V2_30_DMA_FIRST, V2_30_DMA_SECOND],
 };
 
 
