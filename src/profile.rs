@@ -78,7 +78,8 @@ pub struct ProfileArgs {
 }
 
 fn parse_runtime(s: &str) -> std::result::Result<RuntimeVersion, String> {
-    RuntimeVersion::parse(s).ok_or_else(|| format!("{s:?}: the runtimes modelled are 2.27 and 2.30"))
+    RuntimeVersion::parse(s)
+        .ok_or_else(|| format!("{s:?}: the runtimes modelled are 2.27 and 2.30"))
 }
 
 fn io_error(what: &std::path::Path, e: impl std::fmt::Display) -> Error {
@@ -87,11 +88,15 @@ fn io_error(what: &std::path::Path, e: impl std::fmt::Display) -> Error {
 
 /// Runs the command.
 pub fn command(args: ProfileArgs) -> Result<()> {
-    let neff = nrt_emu::runtime::neff::read_file(&args.file, RuntimeConfig::from_env().max_neff_file)?;
+    let neff =
+        nrt_emu::runtime::neff::read_file(&args.file, RuntimeConfig::from_env().max_neff_file)?;
     let shown = args.file.display().to_string();
     let (target, from) = match args.target {
         Some(t) => (Target::from(t), "--target"),
-        None => (neff_target(&neff).map_err(|e| e.context(&shown))?, "the NEFF"),
+        None => (
+            neff_target(&neff).map_err(|e| e.context(&shown))?,
+            "the NEFF",
+        ),
     };
     let files = input_files(&args.inputs)?;
     // Read the device profile first: a bad file fails before the simulation runs.

@@ -275,7 +275,10 @@ fn run_model(
 }
 
 /// Every `--input NAME` names an input of the model.
-pub(crate) fn check_input_names(info: &[TensorInfo], files: &BTreeMap<String, PathBuf>) -> Result<()> {
+pub(crate) fn check_input_names(
+    info: &[TensorInfo],
+    files: &BTreeMap<String, PathBuf>,
+) -> Result<()> {
     for name in files.keys() {
         match info.iter().find(|t| &t.name == name) {
             Some(t) if t.usage == TensorUsage::Input => {}

@@ -27,8 +27,8 @@ use nrt_hal::driver::{device_path, DriverHal, RealSyscalls};
 use nrt_hal::profile::Profiler;
 use nrt_hal::{Hal, Target};
 use nrt_runtime::{Error, Result};
-use nrt_sim::{Sim, SimConfig};
 pub use nrt_sim::RuntimeVersion;
+use nrt_sim::{Sim, SimConfig};
 
 pub use nrt_sim::FaultPlan;
 

@@ -358,7 +358,7 @@ impl ProfileBuilder {
             .iter()
             .filter_map(|p| {
                 let (s, e) = (ps(p.start_ns), ps(p.end_ns));
-                inside(s, e).then_some((p, s - ws, e - ws))
+                inside(s, e).then(|| (p, s - ws, e - ws))
             })
             .collect();
         pk.sort_by(|a, b| {

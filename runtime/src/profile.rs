@@ -139,7 +139,11 @@ fn text(record: &nrt_hal::isa::Record, encoding: Encoding, names: &Names) -> (St
         Ok(Decoded::Platform(i)) => {
             let mnemonic = i.opcode().mnemonic();
             let full = i.to_string();
-            let operands = full.strip_prefix(mnemonic).unwrap_or(&full).trim().to_string();
+            let operands = full
+                .strip_prefix(mnemonic)
+                .unwrap_or(&full)
+                .trim()
+                .to_string();
             (mnemonic.to_string(), operands)
         }
         Err(_) => (format!("0x{:02X}", record.opcode()), String::new()),

@@ -190,6 +190,22 @@ impl Runtime {
         outputs: &crate::tensor::TensorSet,
         base: nrt_profile::Summary,
     ) -> Result<nrt_profile::Profile> {
+        let io = inputs
+            .iter()
+            .chain(outputs.iter())
+            .filter_map(|(n, t)| t.device_addr().map(|a| (n.to_string(), a)))
+            .collect();
+        self.execution_profile_of(id, &io, base)
+    }
+
+    /// [`Runtime::execution_profile`] given the device address each input and output tensor
+    /// had, by name.
+    pub fn execution_profile_of(
+        &self,
+        id: ModelId,
+        io: &std::collections::BTreeMap<String, nrt_hal::DeviceAddr>,
+        base: nrt_profile::Summary,
+    ) -> Result<nrt_profile::Profile> {
         let model = self.model(id)?;
         let p = self.hal.profiler().ok_or_else(|| {
             Error::invalid("this backend records no instruction trace (the simulator does)")
@@ -199,15 +215,10 @@ impl Runtime {
             .iter()
             .map(|nc| p.exec_trace(*nc).unwrap_or_default())
             .collect::<Vec<_>>();
-        let io = inputs
-            .iter()
-            .chain(outputs.iter())
-            .filter_map(|(n, t)| t.device_addr().map(|a| (n.to_string(), a)))
-            .collect();
         crate::profile::build(&crate::profile::ExecutionRecord {
             model: &model,
             traces: &traces,
-            io: &io,
+            io,
             target: self.target,
             base,
         })

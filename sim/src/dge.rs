@@ -232,7 +232,10 @@ impl Domain {
             let end = start + cost(n * db);
             dge.lanes[lane] = end;
             if tracing {
-                let h = (if hbm.0 { n * sb } else { 0 }, if hbm.1 { n * db } else { 0 });
+                let h = (
+                    if hbm.0 { n * sb } else { 0 },
+                    if hbm.1 { n * db } else { 0 },
+                );
                 packets.push((lane as u32, n * db, start, end, h, false));
             }
         }

@@ -569,14 +569,10 @@ impl Domain {
         let cost = self.dma_cost(q.nc, touches_hbm, len, t, continues);
         // A store into a semaphore (a DMA block's completion) lands when the DMA's completion
         // is reported (docs/simulator.md §7.3).
-        let semaphore = sem_dst
-            && len == 4
-            && conversion.is_none()
-            && self.timing.dma_completion_cycles > 0;
+        let semaphore =
+            sem_dst && len == 4 && conversion.is_none() && self.timing.dma_completion_cycles > 0;
         if semaphore {
-            let value = self
-                .load32(src)
-                .map_err(|e| PairFault::access(e, index))?;
+            let value = self.load32(src).map_err(|e| PairFault::access(e, index))?;
             let at = t + cost + self.timing.dma_completion_cycles;
             self.dge_defer_store(q.nc, dst, value, at);
         } else {

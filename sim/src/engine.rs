@@ -482,15 +482,19 @@ impl Domain {
                     unit.stalled_since.get_or_insert(now);
                 }
                 Step::Retire => {
-                    if unit.phase == Phase::Program && unit.wrapper.is_some_and(|w| !w.post.is_empty()) {
+                    if unit.phase == Phase::Program
+                        && unit.wrapper.is_some_and(|w| !w.post.is_empty())
+                    {
                         // The program ends; the runtime's postamble follows.
                         self.stats.instructions += 1;
                         unit.phase = Phase::Post(0);
                         continue;
                     }
-                    if unit.busy_until > now {
-                        // The engine retires when its last instruction completes.
-                        unit.next_issue = unit.busy_until;
+                    let last_signal = unit.signals.back().map_or(0, |s| s.at);
+                    if unit.busy_until > now || last_signal > now {
+                        // The engine retires when its last instruction has completed and its
+                        // semaphore updates have landed.
+                        unit.next_issue = unit.busy_until.max(last_signal);
                         continue;
                     }
                     if unit.phase != Phase::Done {

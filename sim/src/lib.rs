@@ -48,11 +48,11 @@ pub mod rng;
 mod sched;
 mod sequencer;
 mod sim;
-mod wrapper;
 #[cfg(feature = "test-utils")]
 pub mod testkit;
 pub mod timeline;
 pub mod values;
+mod wrapper;
 
 pub use config::{SimConfig, TimingConfig};
 pub use device::SimStats;

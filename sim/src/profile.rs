@@ -17,8 +17,8 @@
 //! update ([`ExecTrace`]): what `nrt-emu profile` turns into neuron-profile's JSON
 //! (docs/profile.md §5). Recording is one branch per event when off.
 
-use nrt_hal::profile::{Origin, RuntimeInstr, TracedDma, TracedInstr, TracedSemaphore};
 pub use nrt_hal::profile::{BusyUnion, ExecProfile, ExecTrace};
+use nrt_hal::profile::{Origin, RuntimeInstr, TracedDma, TracedInstr, TracedSemaphore};
 use nrt_hal::EngineKind;
 
 /// The trace of one core's execution while it is recorded.
@@ -80,7 +80,9 @@ impl TraceRecorder {
     #[inline]
     pub fn semaphore(&mut self, id: u32, value: i32, time: u64) {
         if self.open {
-            self.trace.semaphores.push(TracedSemaphore { id, value, time });
+            self.trace
+                .semaphores
+                .push(TracedSemaphore { id, value, time });
         }
     }
 }

@@ -23,6 +23,7 @@ mod inspect_cli;
 mod leak;
 mod load;
 mod neuron_errors;
+mod profile_sim;
 mod real_neffs;
 mod run_cli;
 mod runtime_drop;

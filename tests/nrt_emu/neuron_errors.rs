@@ -37,8 +37,14 @@ fn broken_add(edit: impl Fn(&mut [u8; 64])) -> (ZooModel, Vec<u8>, usize, String
     (m, neff, at, Record(bytes).to_hex())
 }
 
+/// A runtime on trn1 whose engines run their programs alone (no runtime instructions around
+/// them, which would let the SP go first): a broken record fails before the SP, which has
+/// nothing to wait for in the broken NEFF (it loads as the platform encoding, without the
+/// waits of the Neuron encoding's triggers), runs past the end of its stream.
 fn runtime() -> Runtime {
-    let sim = Arc::new(Sim::new(SimConfig::new(Target::Trn1)));
+    let mut cfg = SimConfig::new(Target::Trn1);
+    cfg.timing.runtime = None;
+    let sim = Arc::new(Sim::new(cfg));
     Runtime::new(sim as Arc<dyn Hal>, RuntimeConfig::default()).unwrap()
 }
 

@@ -422,8 +422,12 @@ fn run_prints_device_time_and_profile_prints_the_summary_keys() {
     assert_eq!(v["dma_transfer_count"], 6);
     assert_eq!(v["hbm_write_bytes"], 1_024_000);
     assert_eq!(v["dma_transfer_total_bytes"], 3_072_000);
-    let total = v["total_time"].as_f64().unwrap();
-    assert!((total * 1e6 - us).abs() < 1e-3, "{total} vs {us} µs");
+    // The profile's total is its window — the engines' launch to the end of the runtime's
+    // last instruction, as the device's profiled window — which `run`'s doorbell-to-completion
+    // time contains, with the sequencer's block and start phases (about 2 µs) besides.
+    let total = v["total_time"].as_f64().unwrap() * 1e6;
+    assert!(total <= us && us - total < 3.0, "{total} vs {us} µs");
+    assert!((total / 26.417 - 1.0).abs() < 0.25, "{total} µs");
 }
 
 #[test]

@@ -42,7 +42,9 @@ pub unsafe extern "C" fn nrt_profile_start(
     })
 }
 
-/// `nrt_profile_stop`: writes the timeline to `filename` (the name given to start).
+/// `nrt_profile_stop`: writes the timeline to `filename` (the name given to start) — or, for a
+/// name ending in `.profile.json`, the last execution in neuron-profile's JSON
+/// (docs/profile.md §7).
 ///
 /// # Safety
 ///

@@ -10,12 +10,15 @@
 //! `<output_dir>/session_<id>/device_profile.json` (the timeline) and `system_profile.json`
 //! (the runtime events) for the activities enabled. With inspect-on-fail every failed
 //! execution writes what was captured so far into `session_<id>/failure_<n>/`
-//! ([`Profiling::execution_failed`]).
+//! ([`Profiling::execution_failed`]). The same recording traces each execution instruction by
+//! instruction: `nrt_profile_stop` to a file named `*.profile.json` writes the last execution
+//! in neuron-profile's JSON (docs/profile.md §7) instead of the timeline, and an inspect
+//! session writes it as `neuron_profile.json` beside `device_profile.json`.
 //!
 //! Which inspect session the environment (`NEURON_RT_INSPECT_*`) asks for is the front end's
 //! to read; it hands the result over as an [`InspectConfig`].
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
@@ -112,8 +115,14 @@ impl Default for ContinuousOptions {
     }
 }
 
+/// The last execution while a profile was recording: the model and its tensors' device
+/// addresses, what its neuron-profile JSON is built from.
+pub type LastExecution = (crate::model::ModelId, BTreeMap<String, nrt_hal::DeviceAddr>);
+
 #[derive(Default)]
 struct Active {
+    /// The last execution recorded.
+    last: Option<LastExecution>,
     /// The file `nrt_profile_start` named.
     model: Option<String>,
     continuous: bool,
@@ -155,7 +164,8 @@ fn write(path: &Path, text: &str) -> Result<()> {
         .map_err(|e| Error::failure(format!("cannot write {}: {e}", path.display())))
 }
 
-/// Turns the timeline on (cleared) or off as the active profiles need.
+/// Turns the timeline and the instruction-level trace on (cleared) or off as the active
+/// profiles need.
 fn sync_timeline(a: &Active, p: Option<&dyn Profiler>, starting: bool) -> Result<()> {
     let p = profiler(p)?;
     let on = a.model.is_some() || a.continuous || a.inspect.is_some();
@@ -163,6 +173,7 @@ fn sync_timeline(a: &Active, p: Option<&dyn Profiler>, starting: bool) -> Result
         p.clear();
     }
     p.set_recording(on);
+    p.set_tracing(on);
     Ok(())
 }
 
@@ -176,6 +187,25 @@ impl Profiling {
         self.lock().inspect.is_some()
     }
 
+    /// Whether any profile is recording.
+    pub fn recording(&self) -> bool {
+        let a = self.lock();
+        a.model.is_some() || a.continuous || a.inspect.is_some()
+    }
+
+    /// Notes an execution of model `id` with its tensors at `io` while recording.
+    pub fn executed(&self, id: crate::model::ModelId, io: BTreeMap<String, nrt_hal::DeviceAddr>) {
+        let mut a = self.lock();
+        if a.model.is_some() || a.continuous || a.inspect.is_some() {
+            a.last = Some((id, io));
+        }
+    }
+
+    /// The last execution recorded, if any.
+    pub fn last_execution(&self) -> Option<LastExecution> {
+        self.lock().last.clone()
+    }
+
     /// `nrt_profile_start`: records the timeline for `path` (created empty now).
     pub fn start(&self, p: Option<&dyn Profiler>, path: &str) -> Result<()> {
         profiler(p)?;
@@ -185,8 +215,14 @@ impl Profiling {
         sync_timeline(&a, p, true)
     }
 
-    /// `nrt_profile_stop`: writes the timeline to `path` (the name given to start).
-    pub fn stop(&self, p: Option<&dyn Profiler>, path: &str) -> Result<()> {
+    /// `nrt_profile_stop`: writes the timeline to `path` (the name given to start), or
+    /// `neuron_profile` — the last execution in neuron-profile's JSON — when given.
+    pub fn stop(
+        &self,
+        p: Option<&dyn Profiler>,
+        path: &str,
+        neuron_profile: Option<String>,
+    ) -> Result<()> {
         let mut a = self.lock();
         match &a.model {
             Some(started) if started == path => {}
@@ -197,8 +233,15 @@ impl Profiling {
             }
             None => return Err(Error::invalid("no profile is running (nrt_profile_start)")),
         }
-        write(Path::new(path), &profiler(p)?.timeline_json())?;
+        let text = match neuron_profile {
+            Some(j) => j,
+            None => profiler(p)?.timeline_json(),
+        };
+        write(Path::new(path), &text)?;
         a.model = None;
+        if !(a.continuous || a.inspect.is_some()) {
+            a.last = None;
+        }
         sync_timeline(&a, p, false)
     }
 
@@ -272,8 +315,15 @@ impl Profiling {
         Ok(())
     }
 
-    /// `nrt_inspect_stop`: ends the inspect session, writing its output.
-    pub fn inspect_stop(&self, p: Option<&dyn Profiler>, trace: &SysTrace) -> Result<()> {
+    /// `nrt_inspect_stop`: ends the inspect session, writing its output (with
+    /// `neuron_profile`, the last execution in neuron-profile's JSON, as
+    /// `neuron_profile.json`).
+    pub fn inspect_stop(
+        &self,
+        p: Option<&dyn Profiler>,
+        trace: &SysTrace,
+        neuron_profile: Option<String>,
+    ) -> Result<()> {
         let mut a = self.lock();
         let Some((cfg, owns_trace)) = a.inspect.take() else {
             return Err(Error::invalid(
@@ -292,6 +342,12 @@ impl Profiling {
         if cfg.activities.contains("device_profile") {
             if let Some(p) = p {
                 write(&dir.join("device_profile.json"), &p.timeline_json())?;
+            }
+            if let Some(j) = neuron_profile {
+                write(&dir.join("neuron_profile.json"), &j)?;
+            }
+            if a.model.is_none() && !a.continuous {
+                a.last = None;
             }
             sync_timeline(&a, p, false).ok();
         }

@@ -171,6 +171,14 @@ impl Session {
         };
         let v = self.visible_index(vnc);
         self.trace.record_exec(v, id.0, &r);
+        if r.is_ok() && self.profile.recording() {
+            let io = inputs
+                .iter()
+                .chain(outputs.iter())
+                .filter_map(|(n, t)| t.device_addr().map(|a| (n.to_string(), a)))
+                .collect();
+            self.profile.executed(id, io);
+        }
         if let Err(e) = &r {
             self.profile
                 .execution_failed(profiler(rt), &self.trace, &*self.front, v, e);
@@ -281,9 +289,35 @@ impl Session {
         self.profile.start(profiler(rt), path)
     }
 
-    /// `nrt_profile_stop`: writes the timeline to `path` (the name given to start).
+    /// `nrt_profile_stop`: writes the timeline to `path` (the name given to start) — or, for a
+    /// name ending in `.profile.json`, the last execution in neuron-profile's JSON.
     pub fn profile_stop(&self, rt: &Runtime, path: &str) -> Result<()> {
-        self.profile.stop(profiler(rt), path)
+        let json = if path.ends_with(".profile.json") {
+            let (id, io) = self.profile.last_execution().ok_or_else(|| {
+                crate::error::Error::invalid(format!(
+                    "{path:?} asks for neuron-profile's JSON, but no model executed while profiling"
+                ))
+            })?;
+            Some(self.neuron_profile(rt, id, &io)?)
+        } else {
+            None
+        };
+        self.profile.stop(profiler(rt), path, json)
+    }
+
+    /// Model `id`'s last execution (tensors at `io`) as neuron-profile's JSON text.
+    fn neuron_profile(
+        &self,
+        rt: &Runtime,
+        id: ModelId,
+        io: &std::collections::BTreeMap<String, nrt_hal::DeviceAddr>,
+    ) -> Result<String> {
+        let base = nrt_profile::Summary {
+            runtime_version: format!("nrt-emu {}", env!("CARGO_PKG_VERSION")),
+            ..Default::default()
+        };
+        let p = rt.execution_profile_of(id, io, base)?;
+        Ok(nrt_profile::json::to_string(&p))
     }
 
     /// `nrt_profile_continuous_start`: refused in legacy async mode and during an inspect
@@ -321,7 +355,11 @@ impl Session {
 
     /// `nrt_inspect_stop`: ends the inspect session, writing its output.
     pub fn inspect_stop(&self, rt: &Runtime) -> Result<()> {
-        self.profile.inspect_stop(profiler(rt), &self.trace)
+        let json = self
+            .profile
+            .last_execution()
+            .and_then(|(id, io)| self.neuron_profile(rt, id, &io).ok());
+        self.profile.inspect_stop(profiler(rt), &self.trace, json)
     }
 
     /// Whether an inspect session is running.

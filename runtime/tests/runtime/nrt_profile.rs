@@ -41,6 +41,36 @@ fn a_profile_writes_the_device_timeline_to_the_file_it_started_with() {
 }
 
 #[test]
+fn a_profile_named_profile_json_is_the_last_execution_in_neuron_profiles_schema() {
+    let h = open(RuntimeConfig::default());
+    let dir = scratch("neuron-profile");
+    let file = dir.join("run.profile.json");
+    let path = file.to_str().unwrap();
+    let (id, vnc) = h.load_add();
+    let (ins, outs) = h.io(id, vnc);
+    // Nothing executed while profiling: nothing to write.
+    h.with(|rt, s| s.profile_start(rt, path)).unwrap();
+    let e = h.with(|rt, s| s.profile_stop(rt, path)).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Invalid);
+    assert!(e.message.contains("no model executed"), "{e}");
+    h.with(|rt, s| s.profile_start(rt, path)).unwrap();
+    h.execute((id, vnc), (&ins, &outs), 1).unwrap();
+    h.with(|rt, s| s.profile_stop(rt, path)).unwrap();
+    let p = nrt_profile::json::read_file(&file).unwrap();
+    assert!(p.metadata().unwrap().is_simulation);
+    assert!(!p.instruction.is_empty() && !p.dma.is_empty());
+    let s = p.summary().unwrap();
+    assert!(
+        s.total_time > 0.0 && s.total_time < 1e-3,
+        "{}",
+        s.total_time
+    );
+    // The runtime's instructions around the program are there, as on the device.
+    assert!(p.instruction.iter().any(|i| i.opcode == "TENSOR_LOAD"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_backend_without_the_capability_answers_nrt_invalid() {
     let sim = Arc::new(Sim::new(SimConfig::new(Target::Trn1)));
     let h = open_on(Arc::new(NoProfiler(sim)), RuntimeConfig::default());
@@ -116,6 +146,9 @@ fn an_inspect_session_writes_both_profiles_when_it_stops() {
     assert!(device.contains("traceEvents"), "{device}");
     let system = std::fs::read_to_string(out.join("system_profile.json")).unwrap();
     assert!(system.contains("nc_exec"), "{system}");
+    // And the execution in neuron-profile's schema.
+    let p = nrt_profile::json::read_file(&out.join("neuron_profile.json")).unwrap();
+    assert!(p.metadata().unwrap().is_simulation && !p.instruction.is_empty());
     assert!(
         !h.with(|_, s| Ok(s.trace.active())).unwrap(),
         "its trace stopped with it"
