@@ -98,6 +98,8 @@ pub(crate) struct Core {
     pub profile: crate::profile::ExecProfile,
     /// The core's SBUF and PSUM.
     pub onchip: OnChip,
+    /// Executions since the device was created (survives [`Domain::reset_core`]).
+    pub activity: crate::profile::CoreActivity,
 }
 
 impl Core {
@@ -116,6 +118,7 @@ impl Core {
             profile: Default::default(),
             dropped_notifications: 0,
             onchip: OnChip::new(target),
+            activity: Default::default(),
         }
     }
 }
@@ -1034,8 +1037,11 @@ impl Domain {
             .values()
             .map(|q| q.queue.handle)
             .collect();
-        // A fresh core, on-chip memory included (its pages are materialised on first touch).
+        // A fresh core, on-chip memory included (its pages are materialised on first touch);
+        // its running totals carry over, like the driver's counters.
+        let activity = self.cores[nc].activity;
         self.cores[nc] = Core::new(self.target);
+        self.cores[nc].activity = activity;
         nqs
     }
 }

@@ -1,7 +1,9 @@
 //! Per-execution activity counters of one core, for a profile summary in the shape of a
 //! device profile's (`nrt-emu profile`): busy time per engine and of DMA, instruction counts,
 //! and bytes moved by memory. Reset when an execution begins; read after it completes
-//! ([`crate::Sim::exec_profile`]).
+//! ([`crate::Sim::exec_profile`]). Beside them, [`CoreActivity`] accumulates whole executions
+//! for the life of the device — what the driver's per-core sysfs counters report
+//! (docs/driver.md §13).
 //!
 //! Engines and DMA record each instruction or descriptor pair as a busy interval in device
 //! cycles. Intervals reach the counters in nondecreasing start order (the scheduler runs units
@@ -69,4 +71,20 @@ impl ExecProfile {
         self.engine_instructions[kind.index()] += 1;
         self.engines_busy.add(start, cycles);
     }
+}
+
+/// Executions of one core since the device was created, kept across core resets (the driver's
+/// per-core counters run from driver load, docs/driver.md §13; [`crate::Sim::core_activity`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CoreActivity {
+    /// Executions completed, faulted ones included.
+    pub executions: u64,
+    /// Executions that completed with a fault (an error notification).
+    pub faulted: u64,
+    /// Multiply-accumulates the PE array computed over all executions.
+    pub pe_macs: u64,
+    /// Device cycles of the last completed execution, from its start to its completion.
+    pub last_cycles: u64,
+    /// Device cycles spent in executions, summed.
+    pub busy_cycles: u64,
 }
