@@ -59,6 +59,7 @@ pub struct Publisher {
 pub struct Publication {
     words: &'static [AtomicU64],
     devices: usize,
+    path: PathBuf,
 }
 
 impl Registry {
@@ -151,12 +152,14 @@ impl Registry {
         {
             words[i].store(v, Ordering::Relaxed);
         }
-        std::fs::rename(&tmp, self.dir.join(pid.to_string()))?;
+        let path = self.dir.join(pid.to_string());
+        std::fs::rename(&tmp, &path)?;
         // The lock lives as long as this descriptor: the process's lifetime (close-on-exec).
         std::mem::forget(file);
         Ok(Publication {
             words,
             devices: self.devices,
+            path,
         })
     }
 
@@ -246,6 +249,12 @@ impl Publication {
         // SAFETY: `data` is `devices · DEVICE_WORDS` atomics of the mapping, which lives for
         // the rest of the process and is accessed only atomically.
         unsafe { DeviceCounters::from_raw(data.as_ptr() as *mut u64, self.devices) }
+    }
+
+    /// The published file (which the publisher may remove when it exits; a reader removes it
+    /// once the process is gone otherwise).
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Records the version of the libnrt this process runs (at most 31 bytes kept).
