@@ -242,6 +242,23 @@ fn maybe_augmented(path: &[u8]) -> bool {
         || path.starts_with(b"//")
 }
 
+/// After a real `open` of `path` returned `fd`: records it if it is a descriptor of an
+/// augmented directory (checked only for `O_DIRECTORY` opens of a path that may be one, or
+/// for the directories' own names, so ordinary opens cost nothing).
+pub fn note_open(fd: RawFd, path: &[u8], flags: c_int) {
+    let named = {
+        let n = path.len() - path.iter().rev().take_while(|&&c| c == b'/').count();
+        let p = &path[..n.max(1)];
+        p == b"/dev" || AUGMENTED.iter().any(|(a, _)| a.as_bytes() == p)
+    };
+    if !(named || (flags & libc::O_DIRECTORY != 0 && maybe_augmented(path))) {
+        return;
+    }
+    if let Some(p) = augmented_fd(fd) {
+        DIRFDS.insert(fd, p.to_string());
+    }
+}
+
 /// The augmented directory descriptor `fd` is, if any.
 fn augmented_fd(fd: RawFd) -> Option<&'static str> {
     let ids = augmentable();

@@ -104,7 +104,12 @@ pub unsafe extern "C" fn nrt_emu_shim_openat(
             Openat64_2 => real::openat64_2().map(|f| f(dirfd, path, flags)),
         }
     };
-    r.unwrap_or_else(|| fail(libc::ENOSYS))
+    let fd = r.unwrap_or_else(|| fail(libc::ENOSYS));
+    if fd >= 0 {
+        // SAFETY: a non-null path is NUL-terminated (the open succeeded).
+        crate::dirs::note_open(fd, unsafe { CStr::from_ptr(path) }.to_bytes(), flags);
+    }
+    fd
 }
 
 /// Opens emulated device node `index`: a placeholder descriptor for the number, the emulation's
