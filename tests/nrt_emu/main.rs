@@ -11,6 +11,7 @@
 mod alloc_count;
 mod cli;
 mod core_threads;
+mod device_checks;
 mod docs_citations;
 mod driver_emulated;
 mod exec_faults;
