@@ -2,7 +2,8 @@
 //! exist under `/sys/devices/virtual/neuron_device/`, `/sys/class/neuron_device/` and
 //! `/sys/module/neuron/`, whether each is a directory, an attribute file or a symbolic link, and
 //! what an attribute reads — fixed facts of the device (core count, architecture, device name,
-//! connected devices, driver version) or a live counter ([`crate::counters`]).
+//! connected devices, driver version, and — ours, the driver has none — the libnrt API level of
+//! nrt-emu's runtime) or a live counter ([`crate::counters`]).
 //!
 //! Nothing here touches the file system: the device shim answers `stat`, `open`, `readdir` and
 //! `readlink` of these paths from [`Layout::resolve`] and [`Layout::render`], and the
@@ -371,8 +372,14 @@ impl Layout {
             ["info"] => dir([
                 ("architecture".to_string(), Kind::Dir),
                 ("notify_delay".to_string(), Kind::File),
+                ("runtime_version".to_string(), Kind::File),
                 ("serial_number".to_string(), Kind::File),
             ]),
+            // Ours: the driver's tree has no runtime version; this is the libnrt API level of
+            // the runtime nrt-emu provides for these devices (what its nrt_get_version says).
+            ["info", "runtime_version"] => {
+                text(format!("{}\n", nrt_hal::version::nrt_api_version_string()))
+            }
             // Notifications off (-1), the driver's default.
             ["info", "notify_delay"] => text("-1\n"),
             ["info", "serial_number"] => text(format!("{:016x}\n", serial_number(d))),
@@ -539,6 +546,10 @@ mod tests {
             "NCv2\n"
         );
         assert_eq!(read(&l, "/sys/module/neuron/version"), "2.24.7.0\n");
+        assert_eq!(
+            read(&l, &format!("{d}/info/runtime_version")),
+            "2.30.50.0\n"
+        );
         let t2 = Layout {
             target: Target::Trn2,
             devices: 1,

@@ -14,8 +14,11 @@
 //!
 //! Deviations: every file reads for anyone and none is writable (the driver's counters are
 //! write-to-clear for root; here opening one for writing fails with `EACCES`); `poll`
-//! notifications are not emulated; a path relative to the current directory is recognised only
-//! through `/dev` (`neuron0` with the working directory `/dev` is not).
+//! notifications are not emulated; a path relative to the working directory is not recognised
+//! (`neuron0` with the working directory `/dev`; the tree cannot be `chdir`ed into), though
+//! listing `.` in `/dev` is (by device and inode number, [`crate::dirs`]); `realpath(3)`
+//! resolves links through glibc-internal calls the shim cannot see, so it fails on the class
+//! links (Python's `os.path.realpath` works).
 
 use std::ffi::{c_char, c_int, CStr};
 

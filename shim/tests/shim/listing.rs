@@ -367,6 +367,7 @@ fn sysfs_child() {
         "NCv3\n"
     );
     assert_eq!(read("/sys/module/neuron/version"), "2.24.7.0\n");
+    assert_eq!(read(&format!("{d1}/info/runtime_version")), "2.30.50.0\n");
     assert_eq!(
         read("/sys/class/neuron_device/neuron0/neuron_core3/stats/memory_usage/device_mem/total"),
         "0\n"

@@ -108,6 +108,8 @@ class DeviceListingTests(unittest.TestCase):
                          sorted("neuron_core%d" % i for i in range(cores)))
         with open("/sys/module/neuron/version") as f:
             self.assertRegex(f.read(), r"^\d+\.\d+\.\d+\.\d+\n$")
+        with open(base + "/info/runtime_version") as f:
+            self.assertRegex(f.read(), r"^2\.\d+\.\d+\.\d+\n$")
 
 
 class TensorInfo(ctypes.Structure):
