@@ -234,6 +234,23 @@ fn augmentable() -> &'static [(u64, u64, &'static str)] {
     })
 }
 
+/// Whether `path` (as the kernel resolves it) is `/dev`.
+pub fn is_dev(path: &CStr) -> bool {
+    let Some(dev) = augmentable().iter().find(|(_, _, p)| *p == "/dev") else {
+        return false;
+    };
+    let Some(stat) = real::stat() else {
+        return false;
+    };
+    // SAFETY: all-zero is a valid `struct stat`, filled by the call.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let saved = errno_raw();
+    // SAFETY: a NUL-terminated path and a writable struct.
+    let ok = unsafe { stat(path.as_ptr(), &mut st) } == 0;
+    set_errno(saved);
+    ok && st.st_dev == dev.0 && st.st_ino == dev.1
+}
+
 /// Whether a path may name one of the augmented directories (cheap: checked before an fstat).
 fn maybe_augmented(path: &[u8]) -> bool {
     path.first() != Some(&b'/')
@@ -765,9 +782,15 @@ unsafe fn glob_concerns_us(pattern: *const c_char) -> bool {
     if p.first() == Some(&b'/') {
         return under_dev_or_sys(p);
     }
+    if let Some(cwd) = crate::cwd::get() {
+        return under_dev_or_sys(cwd.as_bytes());
+    }
+    let Some(getcwd) = real::getcwd() else {
+        return false;
+    };
     let mut cwd = [0u8; 4096];
     // SAFETY: a writable buffer of the size given.
-    if unsafe { libc::getcwd(cwd.as_mut_ptr().cast(), cwd.len()) }.is_null() {
+    if unsafe { getcwd(cwd.as_mut_ptr().cast(), cwd.len()) }.is_null() {
         return false;
     }
     under_dev_or_sys(&cwd)

@@ -13,6 +13,7 @@
 //! | [`entry`] | `open*`, `close`, `dup*`, `fcntl`, `ioctl`, `mmap`, `munmap`, `fopen*`: device descriptors and sysfs files |
 //! | [`node`] | `stat*`, `fstat*`, `access`, `faccessat`, `readlink*`, `*xattr` of the nodes and the tree |
 //! | [`dirs`] | directory streams and descriptors: `opendir`, `fdopendir`, `readdir*`, `closedir`, `rewinddir`, `scandir*`, `glob*` |
+//! | [`cwd`] | `chdir`, `fchdir`, `getcwd`: a working directory in `/dev` or in the tree |
 //! | `vfs` | which paths are the tree's, their metadata, and opening them |
 //! | `device` | the configuration, the emulated devices, their published counters |
 //! | `files` | the table of device descriptors and mappings |
@@ -79,6 +80,7 @@
 #![warn(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod cwd;
 mod device;
 pub mod dirs;
 pub mod entry;

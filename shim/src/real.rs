@@ -44,6 +44,9 @@ pub type ReadlinkatFn = unsafe extern "C" fn(c_int, *const c_char, *mut c_char, 
 pub type GetxattrFn =
     unsafe extern "C" fn(*const c_char, *const c_char, *mut c_void, usize) -> isize;
 pub type ListxattrFn = unsafe extern "C" fn(*const c_char, *mut c_char, usize) -> isize;
+pub type ChdirFn = unsafe extern "C" fn(*const c_char) -> c_int;
+pub type FchdirFn = unsafe extern "C" fn(c_int) -> c_int;
+pub type GetcwdFn = unsafe extern "C" fn(*mut c_char, usize) -> *mut c_char;
 pub type FopenFn = unsafe extern "C" fn(*const c_char, *const c_char) -> *mut libc::FILE;
 
 /// One cached `dlsym(RTLD_NEXT, …)` lookup.
@@ -125,6 +128,9 @@ real! {
     fopen64: FopenFn = c"fopen64";
     fstat: FstatFn = c"fstat";
     fstat64: FstatFn = c"fstat64";
+    chdir: ChdirFn = c"chdir";
+    fchdir: FchdirFn = c"fchdir";
+    getcwd: GetcwdFn = c"getcwd";
     getxattr: GetxattrFn = c"getxattr";
     lgetxattr: GetxattrFn = c"lgetxattr";
     listxattr: ListxattrFn = c"listxattr";

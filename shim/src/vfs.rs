@@ -14,9 +14,8 @@
 //!
 //! Deviations: every file reads for anyone and none is writable (the driver's counters are
 //! write-to-clear for root; here opening one for writing fails with `EACCES`); `poll`
-//! notifications are not emulated; a path relative to the working directory is not recognised
-//! (`neuron0` with the working directory `/dev`; the tree cannot be `chdir`ed into), though
-//! listing `.` in `/dev` is (by device and inode number, [`crate::dirs`]); `realpath(3)`
+//! notifications are not emulated; a path relative to the working directory is recognised when
+//! that is `/dev` or a directory of the tree ([`crate::cwd`]); `realpath(3)`
 //! resolves links through glibc-internal calls the shim cannot see, so it fails on the class
 //! links (Python's `os.path.realpath` works).
 
@@ -57,10 +56,11 @@ pub unsafe fn lookup(dirfd: c_int, path: *const c_char, follow: bool) -> Option<
     let full: &[u8] = if p.first() == Some(&b'/') {
         p
     } else {
-        if dirfd == libc::AT_FDCWD {
-            return None;
-        }
-        let base = crate::dirs::dir_path(dirfd)?;
+        let base = if dirfd == libc::AT_FDCWD {
+            crate::cwd::get()?
+        } else {
+            crate::dirs::dir_path(dirfd)?
+        };
         let mut j = base.into_bytes();
         if !p.is_empty() {
             j.push(b'/');

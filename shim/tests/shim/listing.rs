@@ -313,6 +313,12 @@ fn dev_child() {
         "neuron0\nneuron1\nneuron2\n"
     );
     assert_eq!(sh("cd /dev && echo neuron*"), "neuron0 neuron1 neuron2\n");
+    // Relative to a working directory of /dev, in this process and in a shell's children.
+    let long = sh("cd /dev && ls -l neuron2 && test -c neuron1 && ! test -e neuron3 && echo ok");
+    assert!(
+        long.starts_with("crw-rw-rw-") && long.ends_with("ok\n"),
+        "{long}"
+    );
     let long = sh("ls -l /dev/neuron1");
     assert!(
         long.starts_with("crw-rw-rw-") && long.contains("240, 1"),
@@ -449,6 +455,26 @@ fn sysfs_child() {
     assert_eq!(
         sh("test -d /sys/devices/virtual/neuron_device/neuron1 && test -f /sys/module/neuron/version && test -L /sys/class/neuron_device/neuron0 && echo ok"),
         "ok\n"
+    );
+    // A working directory in the tree: relative paths, getcwd, and a shell's children.
+    let here = std::env::current_dir().unwrap();
+    std::env::set_current_dir("/sys/class/neuron_device/neuron1/neuron_core2").unwrap();
+    assert_eq!(
+        std::env::current_dir().unwrap(),
+        PathBuf::from(format!("{d1}/neuron_core2"))
+    );
+    assert_eq!(read("info/architecture/arch_type"), "NCv3\n");
+    assert_eq!(read("../core_count"), "8");
+    assert_eq!(
+        std::fs::read_dir("stats").unwrap().count(),
+        3,
+        "status, memory_usage, other_info"
+    );
+    std::env::set_current_dir(&here).unwrap();
+    assert_eq!(std::env::current_dir().unwrap(), here);
+    assert_eq!(
+        sh("cd /sys/class/neuron_device/neuron1 && cat core_count && echo && pwd -P && cat neuron_core0/info/architecture/arch_type && ls | grep -c neuron_core"),
+        format!("8\n{d1}\nNCv3\n8\n")
     );
     println!("sysfs: all checks passed");
 }
