@@ -3,6 +3,7 @@
 mod conform;
 mod inspect;
 mod install;
+mod ls;
 mod profile;
 mod run;
 
@@ -17,7 +18,7 @@ use nrt_emu::hal::{isa, DeviceAddr, DmaEngine, NcIndex, QueueId, QueueRef, Targe
 
 /// Emulates the AWS Neuron runtime on a simulated Neuron device.
 #[derive(Parser)]
-#[command(name = "nrt-emu", version, about, long_about = None)]
+#[command(name = "nrt-emu", version = version_line(), about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -105,6 +106,9 @@ enum Command {
     /// way the aws-neuronx-runtime-lib package lays it out, from the build this binary is part
     /// of (`cargo build --release --workspace`).
     Install(install::InstallArgs),
+    /// List the emulated Neuron devices as AWS's neuron-ls does: its table, or with --json the
+    /// JSON of `neuron-ls -j` (also installed as bin/neuron-ls by `install --tools`).
+    Ls(ls::LsArgs),
     /// Name the register or on-chip memory a device address falls in.
     Mmio {
         /// The address (hex with 0x, or decimal).
@@ -115,7 +119,22 @@ enum Command {
     },
 }
 
+/// `--version`: nrt-emu's version and the libnrt API level its library implements.
+pub(crate) fn version_line() -> &'static str {
+    static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    V.get_or_init(|| {
+        format!(
+            "{} (libnrt API {})",
+            env!("CARGO_PKG_VERSION"),
+            nrt_emu::hal::version::nrt_api_version_string()
+        )
+    })
+}
+
 fn main() -> ExitCode {
+    if let Some(code) = ls::run_as_neuron_ls() {
+        return code;
+    }
     let cli = Cli::parse();
     if let Command::Conform {
         file,
@@ -165,6 +184,7 @@ fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Install(args) => install::command(&args),
+        Command::Ls(args) => ls::command(&args),
         Command::Disasm { file } => {
             let bytes = read_input(&file)?;
             if bytes.len() % isa::RECORD_SIZE != 0 {

@@ -100,6 +100,8 @@ pub(crate) struct Core {
     pub onchip: OnChip,
     /// DMAs the core's engines issued themselves.
     pub dge: crate::dge::Dge,
+    /// Executions since the device was created (survives [`Domain::reset_core`]).
+    pub activity: crate::profile::CoreActivity,
 }
 
 impl Core {
@@ -119,6 +121,7 @@ impl Core {
             dropped_notifications: 0,
             onchip: OnChip::new(target),
             dge: Default::default(),
+            activity: Default::default(),
         }
     }
 }
@@ -1038,8 +1041,11 @@ impl Domain {
             .values()
             .map(|q| q.queue.handle)
             .collect();
-        // A fresh core, on-chip memory included (its pages are materialised on first touch).
+        // A fresh core, on-chip memory included (its pages are materialised on first touch);
+        // its running totals carry over, like the driver's counters.
+        let activity = self.cores[nc].activity;
         self.cores[nc] = Core::new(self.target);
+        self.cores[nc].activity = activity;
         nqs
     }
 }

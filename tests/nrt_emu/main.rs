@@ -12,6 +12,7 @@ mod alloc_count;
 mod cli;
 mod core_threads;
 mod current_neffs;
+mod device_checks;
 mod docs_citations;
 mod driver_emulated;
 mod exec_faults;
