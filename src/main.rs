@@ -63,9 +63,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Disassemble an engine instruction stream (a NEFF `<Engine>.bin` member).
+    /// Disassemble a NEFF (every engine stream of every subgraph) or one engine instruction
+    /// stream (a NEFF `<Engine>.bin` member).
     Disasm {
-        /// The instruction binary.
+        /// The instruction binary (64-byte records), or a whole NEFF: every engine stream of
+        /// every subgraph, Neuron records named and rendered as AWS's profiler does.
         file: PathBuf,
     },
     /// Describe a NEFF: header, target, subgraphs, members, IO tensors, vars, queue sets, DMA
@@ -187,6 +189,12 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Ls(args) => ls::command(&args),
         Command::Disasm { file } => {
             let bytes = read_input(&file)?;
+            if nrt_emu::runtime::neff::looks_like_neff(&bytes) {
+                let text =
+                    inspect::disasm_neff(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+                print!("{text}");
+                return Ok(());
+            }
             if bytes.len() % isa::RECORD_SIZE != 0 {
                 return Err(format!(
                     "{}: {} bytes is not a whole number of {}-byte instruction records",

@@ -307,6 +307,7 @@ impl Runtime {
                     target: self.target,
                     available_cores: self.vcore_size(),
                     allow_legacy_neff: self.cfg.allow_legacy_neff,
+                    any_generation: false,
                 },
             )?;
             Ok(Parsed { neff, model })

@@ -5,6 +5,8 @@
 
 #[path = "current_neffs/disasm_profile.rs"]
 mod disasm_profile;
+#[path = "current_neffs/reading.rs"]
+mod reading;
 #[path = "current_neffs/reference.rs"]
 mod reference;
 

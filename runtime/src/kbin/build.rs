@@ -85,6 +85,9 @@ pub struct BuildOptions {
     /// `NEURON_RT_ALLOW_LEGACY_NEFF`: a `sunda` (trn1) NEFF may load on trn2, and a `cayman`
     /// def.json may omit `runtime_statebuffer_reservation`.
     pub allow_legacy_neff: bool,
+    /// Reading only (`inspect`, `disasm`): a NEFF of a known generation this platform does not
+    /// model is built against `target`'s tables instead of refused.
+    pub any_generation: bool,
 }
 
 /// Builds the model: parses every manifest of the NEFF in `src` and lowers each subgraph into
@@ -223,6 +226,15 @@ fn target_gate(kelf_path: &str, target: &str, opts: &BuildOptions) -> Result<Kel
         return Ok(KelfTarget::Any);
     }
     let Some(t) = Target::from_neff_target(target) else {
+        if let Some(g) = nrt_hal::target::generation_of(target) {
+            if opts.any_generation {
+                return Ok(KelfTarget::Any);
+            }
+            return Err(Error::invalid(format!(
+                "{kelf_path}: target {target:?} is the {g} generation, which nrt-emu does not \
+                 model (it runs \"sunda\" (trn1) and \"cayman\" (trn2) NEFFs)"
+            )));
+        }
         return Err(Error::invalid(format!(
             "{kelf_path}: target: unknown or unsupported target {target:?} (this runtime \
              supports \"sunda\" (trn1), \"cayman\" (trn2) and \"*\")"

@@ -104,6 +104,7 @@ impl Fixture {
                 target,
                 available_cores: cores,
                 allow_legacy_neff: legacy,
+                any_generation: false,
             },
         )
     }
@@ -687,6 +688,7 @@ fn missing_manifests() {
             target: Target::Trn1,
             available_cores: 2,
             allow_legacy_neff: false,
+            any_generation: false,
         },
     )
     .unwrap_err();
@@ -979,6 +981,7 @@ fn instance_name_takes_precedence() {
             target: Target::Trn1,
             available_cores: 1,
             allow_legacy_neff: false,
+            any_generation: false,
         },
     )
     .unwrap();
@@ -1129,6 +1132,7 @@ fn arbitrary_member_bytes_never_panic() {
                     target: Target::Trn1,
                     available_cores: 2,
                     allow_legacy_neff: false,
+                    any_generation: false,
                 },
             );
             // Members nobody reads (info.json, act_info.json, .dbg) may still load.
