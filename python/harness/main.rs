@@ -47,6 +47,19 @@ fn run(cmd: &mut Command, why: &str) -> Output {
     o
 }
 
+/// `python -m pip <command>`, quietly.
+fn pip(python: &Path, command: &str) -> Command {
+    let mut cmd = Command::new(python);
+    cmd.args([
+        "-m",
+        "pip",
+        command,
+        "--quiet",
+        "--disable-pip-version-check",
+    ]);
+    cmd
+}
+
 fn succeeds(cmd: &mut Command) -> bool {
     cmd.output().is_ok_and(|o| o.status.success())
 }
@@ -125,15 +138,7 @@ fn venv(dir: &Path, requires: &[String]) -> PathBuf {
         );
     }
     run(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .args(requires),
+        pip(&python, "install").args(requires),
         &format!(
             "the Python package cannot be tested: {} cannot be installed into {} from the package \
              index (needed once; is it reachable?)",
@@ -176,14 +181,7 @@ fn pip_builds_the_complete_wheel_which_installs_and_passes_its_pytest_suite() {
     let wheels = dir.join("wheels");
     let _ = std::fs::remove_dir_all(&wheels);
     run(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "wheel",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
+        pip(&python, "wheel")
             .args(["--no-deps", "--no-build-isolation", "--wheel-dir"])
             .arg(&wheels)
             .arg(root.join("python"))
@@ -208,15 +206,7 @@ fn pip_builds_the_complete_wheel_which_installs_and_passes_its_pytest_suite() {
 
     // Reinstalled: the same version with new contents (its dependencies are in the venv).
     run(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .args(["--no-deps", "--force-reinstall", wheel]),
+        pip(&python, "install").args(["--no-deps", "--force-reinstall", wheel]),
         "pip install the wheel",
     );
     let t_install = t0.elapsed();
