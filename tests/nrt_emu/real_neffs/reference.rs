@@ -5,14 +5,12 @@
 use half::f16;
 use nrt_fixtures::rng::SplitMix64;
 
-/// Seeded uniform [0, 1) values: the top 24 bits of each output of the platform's one generator
-/// ([`SplitMix64`] from `seed`), so every value is exact in fp32 and — after rounding —
+/// Seeded uniform [0, 1) values from the platform's one generator ([`SplitMix64::unit_f64`]
+/// from `seed`: 24 random bits each), so every value is exact in fp32 and — after rounding —
 /// representable in fp16.
 pub fn uniform(seed: u64, n: usize) -> Vec<f64> {
     let mut rng = SplitMix64::new(seed);
-    (0..n)
-        .map(|_| (rng.next_u64() >> 40) as f64 / (1u64 << 24) as f64)
-        .collect()
+    (0..n).map(|_| rng.unit_f64()).collect()
 }
 
 /// Element type of a tensor under test.
