@@ -255,7 +255,6 @@ impl LoadRig {
         let cfg = RuntimeConfig {
             neff_limits: FUZZ_LIMITS,
             allow_legacy_neff: legacy,
-            any_generation: false,
             exec_timeout: FUZZ_EXEC_TIMEOUT,
             ..RuntimeConfig::default()
         };

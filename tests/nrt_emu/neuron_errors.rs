@@ -12,7 +12,6 @@ use nrt_emu::hal::{EngineKind, Hal, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
 use nrt_emu::runtime::{NrtStatus, Runtime};
 use nrt_emu::sim::{Sim, SimConfig};
-use nrt_fixtures::compiler::Op;
 use nrt_fixtures::{zoo, ZooModel, GOLDEN_SEED};
 
 use crate::support;
@@ -22,17 +21,14 @@ use crate::support;
 fn broken_add(edit: impl Fn(&mut [u8; 64])) -> (ZooModel, Vec<u8>, usize, String) {
     let m = zoo::build("neuron_add", Target::Trn1).unwrap();
     let mut p = m.program.clone();
-    let ops = &mut p.subgraphs[0].engines[EngineKind::Dve.index()].ops;
-    let at = ops
+    let records = &mut p.subgraphs[0].engine_mut(EngineKind::Dve).records;
+    let at = records
         .iter()
-        .position(|o| matches!(o, Op::Neuron(n) if n.opcode() == NeuronOpcode::TensorTensor))
+        .position(|r| r.opcode() == NeuronOpcode::TensorTensor.byte())
         .unwrap();
-    let Op::Neuron(n) = &ops[at] else {
-        unreachable!()
-    };
-    let mut bytes = n.encode().unwrap().0;
+    let mut bytes = records[at].0;
     edit(&mut bytes);
-    ops[at] = Op::Raw(Record(bytes));
+    records[at] = Record(bytes);
     let neff = p.to_neff();
     (m, neff, at, Record(bytes).to_hex())
 }
@@ -152,13 +148,13 @@ fn a_wait_that_can_never_hold_is_a_deadlock_naming_each_engine() {
 fn a_block_triggered_twice_is_refused_at_load() {
     let m = zoo::build("neuron_add", Target::Trn1).unwrap();
     let mut p = m.program.clone();
-    let ops = &mut p.subgraphs[0].engines[EngineKind::Sp.index()].ops;
-    let at = ops
+    let records = &mut p.subgraphs[0].engine_mut(EngineKind::Sp).records;
+    let at = records
         .iter()
-        .position(|o| matches!(o, Op::Neuron(n) if n.opcode() == NeuronOpcode::DmaTrigger))
+        .position(|r| r.opcode() == NeuronOpcode::DmaTrigger.byte())
         .unwrap();
-    let again = ops[at].clone();
-    ops.insert(at + 1, again);
+    let again = records[at];
+    records.insert(at + 1, again);
     let rt = runtime();
     let e = rt.load(&p.to_neff(), 0).unwrap_err();
     assert_eq!(e.status, NrtStatus::Invalid, "{e}");

@@ -43,14 +43,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use nrt_hal::isa::neuron::{is_neuron_stream, Encoding};
+use nrt_hal::isa::neuron::Encoding;
 use nrt_hal::isa::{Instruction, Record, LENGTH_BYTE, RECORD_SIZE};
 use nrt_hal::{EngineKind, Target};
 
 use crate::error::{Error, Result};
 use crate::kbin::{
-    DmaBlock, DmaDesc, DmaOp, DmaParams, DmaSide, DmaTranspose, EngineProgram, IoTensor, Kbin,
-    KelfModel, KelfTarget, QueueSet, SbReservation, SharedBytes, Var, VarKind,
+    stream_encoding, DmaBlock, DmaDesc, DmaOp, DmaParams, DmaSide, DmaTranspose, EngineProgram,
+    IoTensor, Kbin, KelfModel, KelfTarget, QueueSet, SbReservation, SharedBytes, Var, VarKind,
 };
 use crate::manifest::{
     self, member_dir, resolve_member, DefJson, DescDef, DmaBlockDef, IoDecl, MemberSource, VarDef,
@@ -172,19 +172,10 @@ pub fn build_model(
         subgraphs.push(ctx.build(&def, &mut inputs, &mut outputs)?);
     }
 
-    // The NEFF's encoding: the Neuron encoding of real compilers when every record of every
-    // stream uses only its opcodes (0xB1 and 0xC1 included); the platform's own otherwise
-    // (docs/neuron-isa.md "telling the encodings apart").
-    let neuron = subgraphs
-        .iter()
-        .flat_map(|k: &Kbin| &k.engines)
-        .all(|p| is_neuron_stream(&p.records));
+    // The NEFF's encoding, one for all its streams.
+    let encoding = stream_encoding(subgraphs.iter().flat_map(|k: &Kbin| &k.engines));
     for k in &mut subgraphs {
-        k.encoding = if neuron {
-            Encoding::Neuron
-        } else {
-            Encoding::Platform
-        };
+        k.encoding = encoding;
     }
 
     for (t, what) in inputs

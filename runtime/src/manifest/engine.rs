@@ -88,19 +88,6 @@ pub struct EngineJson {
     pub dma: Vec<DmaBlockDef>,
 }
 
-fn dma_op(s: &str) -> Option<DmaOp> {
-    Some(match s {
-        "copy" => DmaOp::Copy,
-        "cast" => DmaOp::Cast,
-        "fma" => DmaOp::Fma,
-        "add" => DmaOp::Add,
-        "min" => DmaOp::Min,
-        "max" => DmaOp::Max,
-        "transpose" => DmaOp::Transpose,
-        _ => return None,
-    })
-}
-
 fn parse_desc(a: At<'_>) -> Result<DescDef> {
     let d = a.obj()?;
     let transpose_op = d.opt_str("transpose_op")?;
@@ -108,7 +95,7 @@ fn parse_desc(a: At<'_>) -> Result<DescDef> {
     let transpose_element_size = d.opt_bytes("transpose_element_size")?;
     let op = match d.opt("op", |a| {
         let s = a.str()?;
-        dma_op(s).ok_or_else(|| a.err(format_args!("unknown DMA op {s:?}")))
+        DmaOp::from_name(s).ok_or_else(|| a.err(format_args!("unknown DMA op {s:?}")))
     })? {
         Some(op) => op,
         None if transpose_op.is_some() => DmaOp::Transpose,

@@ -6,12 +6,11 @@
 use half::{bf16, f16};
 use nrt_fixtures::rng::SplitMix64;
 
-/// `n` values `lo + (hi − lo)·u`, u uniform in [0, 1) with 24 random bits.
+/// `n` values `lo + (hi − lo)·u`, u uniform in [0, 1) with 24 random bits
+/// ([`SplitMix64::unit_f64`]).
 pub fn uniform(seed: u64, n: usize, lo: f64, hi: f64) -> Vec<f64> {
     let mut r = SplitMix64::new(seed);
-    (0..n)
-        .map(|_| lo + (hi - lo) * ((r.next_u64() >> 40) as f64 / (1u64 << 24) as f64))
-        .collect()
+    (0..n).map(|_| lo + (hi - lo) * r.unit_f64()).collect()
 }
 
 /// A storage dtype of the tests.
