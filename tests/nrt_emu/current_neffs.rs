@@ -3,6 +3,8 @@
 //! the new instructions, bf16 and activation functions (docs/neuron-isa.md §13). Without the
 //! folder every test prints a skip line and passes.
 
+#[path = "current_neffs/bad_input.rs"]
+mod bad_input;
 #[path = "current_neffs/disasm_profile.rs"]
 mod disasm_profile;
 #[path = "current_neffs/reading.rs"]

@@ -176,6 +176,9 @@ pub fn build_model(
     let encoding = stream_encoding(subgraphs.iter().flat_map(|k: &Kbin| &k.engines));
     for k in &mut subgraphs {
         k.encoding = encoding;
+        if encoding == Encoding::Neuron {
+            check_dma_direct(k)?;
+        }
     }
 
     for (t, what) in inputs
@@ -543,6 +546,7 @@ impl<S: MemberSource> SubgraphCtx<'_, S> {
                     self.def_err(format_args!("{key}: {rel:?} is not in the NEFF"))
                 })?;
                 let parsed = manifest::parse_engine_json(&path, bytes)?;
+                self.check_act_tables(&path, &parsed)?;
                 (path, Some(parsed))
             }
         };
@@ -566,6 +570,9 @@ impl<S: MemberSource> SubgraphCtx<'_, S> {
             ))
         })?;
         let records = split_records(&bin_member, bin)?;
+        if let Some(j) = &json {
+            check_table_loads(&bin_member, &json_member, j, &records)?;
+        }
 
         let mut dma_blocks = Vec::new();
         if let Some(j) = &json {
@@ -598,6 +605,43 @@ impl<S: MemberSource> SubgraphCtx<'_, S> {
             records,
             dma_blocks,
         })
+    }
+
+    /// The activation table sets an engine JSON names are shipped: each is listed in its
+    /// `act_info` catalogue and the catalogue's three files for it are members of the
+    /// subgraph (docs/neff.md §10). Their contents stay opaque.
+    fn check_act_tables(&self, json_member: &str, j: &manifest::EngineJson) -> Result<()> {
+        if j.activation_function_sets.is_empty() {
+            return Ok(());
+        }
+        let dir = member_dir(self.def_path);
+        let info_rel = j.act_info.as_deref().ok_or_else(|| {
+            Error::invalid(format!(
+                "{json_member}: activation_function_sets given without act_info"
+            ))
+        })?;
+        let (info_path, info) = resolve_member(self.src, dir, info_rel).ok_or_else(|| {
+            Error::invalid(format!(
+                "{json_member}: act_info: {info_rel:?} is not in the NEFF"
+            ))
+        })?;
+        let catalogue = manifest::parse_act_info(&info_path, info)?;
+        for (i, name) in j.activation_function_sets.iter().enumerate() {
+            let set = catalogue.iter().find(|s| &s.name == name).ok_or_else(|| {
+                Error::invalid(format!(
+                    "{json_member}: activation_function_sets[{i}] {name:?} is not a set of \
+                     {info_path}"
+                ))
+            })?;
+            for f in &set.files {
+                if resolve_member(self.src, dir, f).is_none() {
+                    return Err(Error::invalid(format!(
+                        "{json_member}: activation table set {name:?}: {f:?} is not in the NEFF"
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_pseudo_records(
@@ -1020,4 +1064,108 @@ fn split_records(member: &str, bin: &[u8]) -> Result<Vec<Record>> {
         out.push(r);
     }
     Ok(out)
+}
+
+/// Every engine-issued DMA (Neuron `0xD4`) of a subgraph addresses what it may reach: an
+/// immediate address names a declared var other than a DGE table, a table address an entry of
+/// the subgraph's `dge-table` list (docs/neff.md §7.2) — checked here so that a NEFF whose
+/// table does not cover its DMAs is refused before anything is staged. A record that does not
+/// decode is left to the relocation, which names its field.
+fn check_dma_direct(k: &Kbin) -> Result<()> {
+    use nrt_hal::isa::neuron::{DmaAddrKind, NeuronInstr, NeuronOpcode};
+    let tables: Vec<(&str, &[u32])> = k
+        .vars
+        .values()
+        .filter_map(|v| match &v.kind {
+            VarKind::DgeTable { list } => Some((v.name.as_str(), list.as_slice())),
+            _ => None,
+        })
+        .collect();
+    if tables.len() > 1 {
+        let names: Vec<&str> = tables.iter().map(|t| t.0).collect();
+        return Err(Error::invalid(format!(
+            "{}: {} dge-table vars ({}): one per subgraph is the only known form",
+            k.def_member,
+            tables.len(),
+            names.join(", ")
+        )));
+    }
+    for p in &k.engines {
+        for (i, r) in p.records.iter().enumerate() {
+            if r.opcode() != NeuronOpcode::DmaDirect2d.byte() {
+                continue;
+            }
+            let Ok(NeuronInstr::DmaDirect2d { src, dst, .. }) = NeuronInstr::decode(r) else {
+                continue;
+            };
+            for (side, a) in [("source", src), ("destination", dst)] {
+                let bad = |what: String| {
+                    Error::invalid(format!(
+                        "{}: instruction {i}: DMA_DIRECT2D {side} {what}",
+                        p.bin_member
+                    ))
+                };
+                match a.kind {
+                    DmaAddrKind::Immediate => match k.vars.get(&u32::from(a.index)) {
+                        None => {
+                            return Err(bad(format!(
+                                "names var id {}, which {} does not declare",
+                                a.index, k.def_member
+                            )))
+                        }
+                        Some(v) if matches!(v.kind, VarKind::DgeTable { .. }) => {
+                            return Err(bad(format!("names var {}, a DGE table", v.name)))
+                        }
+                        Some(_) => {}
+                    },
+                    DmaAddrKind::Table | DmaAddrKind::TableRegister => match tables.first() {
+                        None => {
+                            return Err(bad(format!(
+                                "addresses DGE-table entry {}, but {} declares no dge-table var",
+                                a.index, k.def_member
+                            )))
+                        }
+                        Some((name, list)) if usize::from(a.index) >= list.len() => {
+                            return Err(bad(format!(
+                                "addresses entry {} of {name}, which lists {} var(s) {list:?}",
+                                a.index,
+                                list.len()
+                            )))
+                        }
+                        Some(_) => {}
+                    },
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Each Neuron `ACT_TABLE_LOAD` selects a table set the engine JSON ships: `table_sel` counts
+/// `activation_function_sets` (every current NEFF's activations use only functions of the set
+/// last loaded; docs/neff.md §10).
+fn check_table_loads(
+    bin_member: &str,
+    json_member: &str,
+    j: &manifest::EngineJson,
+    records: &[Record],
+) -> Result<()> {
+    use nrt_hal::isa::neuron::{NeuronInstr, NeuronOpcode};
+    for (i, r) in records.iter().enumerate() {
+        if r.opcode() != NeuronOpcode::ActTableLoad.byte() {
+            continue;
+        }
+        let Ok(NeuronInstr::ActTableLoad { table_sel, .. }) = NeuronInstr::decode(r) else {
+            continue;
+        };
+        let sets = &j.activation_function_sets;
+        if usize::from(table_sel) >= sets.len() {
+            return Err(Error::invalid(format!(
+                "{bin_member}: instruction {i}: ACT_TABLE_LOAD selects table set {table_sel}, \
+                 but {json_member} ships {} set(s) {sets:?}",
+                sets.len()
+            )));
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,284 @@
+//! Current NEFFs broken the ways the issue lists each fail cleanly, naming what is wrong: a
+//! truncated DGE table at load, a corrupted field of a new instruction and an unknown
+//! activation function at execution (`NRT_EXEC_COMPLETED_WITH_ERR` naming subgraph, engine,
+//! instruction and value), and an expert id outside the MoE's experts at execution (the DMA
+//! error status, naming the DMA and its tensors), activation table files missing or a table load
+//! selecting a set the NEFF does not ship (at load) — and afterwards the same runtime runs the good
+//! NEFF with device memory back where it was.
+
+use std::sync::Arc;
+
+use nrt_emu::hal::{Hal, Target};
+use nrt_emu::runtime::config::RuntimeConfig;
+use nrt_emu::runtime::tensor::{Placement, TensorSet};
+use nrt_emu::runtime::{Error, NrtStatus, Runtime};
+use nrt_emu::sim::{Sim, SimConfig};
+use nrt_fixtures::container::{rehash, Unpacked};
+
+use super::{attention_inputs, moe_inputs, read, ATTENTION, MATMUL, MOE};
+use crate::support::device_bytes_and_allocations;
+
+/// `neff` with member `path` passed through `edit`, repacked with a good hash.
+fn edit_member(neff: &[u8], path: &str, edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut u = Unpacked::from_neff(neff).unwrap();
+    edit(&mut u.member_mut(path).unwrap_or_else(|| panic!("{path}")).data);
+    let mut bytes = u.pack();
+    rehash(&mut bytes);
+    bytes
+}
+
+/// `neff` with the first record of `stream` whose opcode is `opcode` (and that `pick` accepts)
+/// passed through `edit`; returns the NEFF and the record's index.
+fn edit_record(
+    neff: &[u8],
+    stream: &str,
+    opcode: u8,
+    pick: impl Fn(&[u8]) -> bool,
+    edit: impl FnOnce(&mut [u8]),
+) -> (Vec<u8>, usize) {
+    let mut at = None;
+    let neff = edit_member(neff, stream, |bin| {
+        let i = bin
+            .chunks(64)
+            .position(|r| r[0] == opcode && pick(r))
+            .unwrap_or_else(|| panic!("{stream}: no {opcode:#04x} record"));
+        edit(&mut bin[i * 64..(i + 1) * 64]);
+        at = Some(i);
+    });
+    (neff, at.unwrap())
+}
+
+fn runtime() -> (Arc<Sim>, Runtime) {
+    let sim = Arc::new(Sim::new(SimConfig::new(Target::Trn2)));
+    let rt = Runtime::new(sim.clone() as Arc<dyn Hal>, RuntimeConfig::default()).unwrap();
+    (sim, rt)
+}
+
+/// Loads `neff`, executes it once with `inputs` and returns the load's or the execution's
+/// result, unloading what was loaded.
+fn load_and_execute(rt: &Runtime, neff: &[u8], inputs: &super::Inputs) -> Result<(), Error> {
+    let id = rt.load(neff, -1)?;
+    let model = rt.model(id).unwrap();
+    let mut ins = TensorSet::new();
+    let mut outs = TensorSet::new();
+    for (set, tensors, input) in [
+        (&mut ins, &model.parsed.model.inputs, true),
+        (&mut outs, &model.parsed.model.outputs, false),
+    ] {
+        for t in tensors {
+            if set.get(&t.name).is_some() {
+                continue;
+            }
+            let d = rt
+                .tensor_allocate(Placement::Device, model.vnc, t.size, &t.name)
+                .unwrap();
+            if input {
+                d.write(
+                    0,
+                    &inputs(&t.name, t.dtype, t.size as usize / t.dtype.size()),
+                )
+                .unwrap();
+            }
+            set.add(&t.name, d);
+        }
+    }
+    drop(model);
+    let r = rt.execute(id, &ins, &outs);
+    drop((ins, outs));
+    rt.unload(id).unwrap();
+    r.map(drop)
+}
+
+fn assert_names(msg: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(msg.contains(p), "{p:?} missing from: {msg}");
+    }
+}
+
+/// Runs `broken` on a fresh runtime, expecting `status`; then the good NEFF runs on the same
+/// runtime and device memory is back where it started. Returns the error's message.
+fn fails_cleanly(good: &[u8], broken: &[u8], inputs: &super::Inputs, status: NrtStatus) -> String {
+    fails_cleanly_with(good, (broken, inputs), inputs, status)
+}
+
+/// [`fails_cleanly`] with the broken run's own inputs.
+fn fails_cleanly_with(
+    good: &[u8],
+    (broken, broken_inputs): (&[u8], &super::Inputs),
+    inputs: &super::Inputs,
+    status: NrtStatus,
+) -> String {
+    let (sim, rt) = runtime();
+    // Warm-up: the runtime keeps per-core resources from the first execution on.
+    load_and_execute(&rt, good, inputs).unwrap();
+    let before = device_bytes_and_allocations(&*sim);
+    let e = load_and_execute(&rt, broken, broken_inputs).unwrap_err();
+    assert_eq!(e.status, status, "{e}");
+    assert_eq!(
+        device_bytes_and_allocations(&*sim),
+        before,
+        "device memory after: {e}"
+    );
+    load_and_execute(&rt, good, inputs).unwrap();
+    assert_eq!(device_bytes_and_allocations(&*sim), before);
+    println!("current-neff bad input: {e}");
+    e.message
+}
+
+#[test]
+fn a_truncated_dge_table_is_refused_at_load_naming_the_entry() {
+    let Some(good) = read(&format!("{MATMUL}.neff")) else {
+        return;
+    };
+    let broken = edit_member(&good, "sg00/def.json", |def| {
+        let mut v: serde_json::Value = serde_json::from_slice(def).unwrap();
+        let list = v["var"]["DGETable0"]["list"].as_array_mut().unwrap();
+        list.truncate(1);
+        *def = serde_json::to_vec(&v).unwrap();
+    });
+    let msg = fails_cleanly(&good, &broken, &attention_inputs, NrtStatus::Invalid);
+    assert_names(&msg, &["sg00", "DGETable0"]);
+}
+
+#[test]
+fn a_dge_table_naming_a_missing_var_is_refused_at_load() {
+    let Some(good) = read(&format!("{MATMUL}.neff")) else {
+        return;
+    };
+    let broken = edit_member(&good, "sg00/def.json", |def| {
+        let mut v: serde_json::Value = serde_json::from_slice(def).unwrap();
+        v["var"]["DGETable0"]["list"][1] = 99.into();
+        *def = serde_json::to_vec(&v).unwrap();
+    });
+    let msg = fails_cleanly(&good, &broken, &attention_inputs, NrtStatus::Invalid);
+    assert_names(&msg, &["sg00/def.json", "DGETable0", "99"]);
+}
+
+#[test]
+fn a_corrupted_field_of_a_new_instruction_names_it() {
+    let name = ATTENTION[2]; // fused fp32
+    let Some(good) = read(&format!("{name}.neff")) else {
+        return;
+    };
+    // RECIPROCAL's input dtype (byte 32) set to a code no dtype has.
+    let (broken, at) = edit_record(&good, "sg00/DVE.bin", 0x48, |_| true, |r| r[32] = 0xEE);
+    let msg = fails_cleanly(
+        &good,
+        &broken,
+        &attention_inputs,
+        NrtStatus::ExecCompletedWithErr,
+    );
+    assert_names(
+        &msg,
+        &[
+            "subgraph sg00",
+            "engine DVE",
+            &format!("instruction {at} "),
+            "0x48",
+            "0xee",
+        ],
+    );
+}
+
+#[test]
+fn an_unknown_activation_function_names_it() {
+    let name = ATTENTION[0]; // fused bf16
+    let Some(good) = read(&format!("{name}.neff")) else {
+        return;
+    };
+    // The first EXP activation asks for function id 0x55 instead.
+    let (broken, at) = edit_record(
+        &good,
+        "sg00/Activation.bin",
+        0x21,
+        |r| r[35] == 0x07,
+        |r| r[35] = 0x55,
+    );
+    let msg = fails_cleanly(
+        &good,
+        &broken,
+        &attention_inputs,
+        NrtStatus::ExecCompletedWithErr,
+    );
+    assert_names(
+        &msg,
+        &[
+            "subgraph sg00",
+            "engine ACT",
+            &format!("instruction {at} "),
+            "activation function",
+            "0x55",
+        ],
+    );
+}
+
+#[test]
+fn an_expert_id_outside_the_experts_is_a_dma_error() {
+    let Some(good) = read(&format!("{MOE}.neff")) else {
+        return;
+    };
+    for bad in [128i32, 200, -1] {
+        let inputs = move |name: &str, d, n| {
+            if name == "input1" {
+                let mut ids: Vec<i32> = super::EXPERTS.to_vec();
+                ids[3] = bad;
+                return ids.iter().flat_map(|e| e.to_le_bytes()).collect();
+            }
+            moe_inputs(name, d, n)
+        };
+        let msg = fails_cleanly_with(
+            &good,
+            (&good, &inputs),
+            &moe_inputs,
+            NrtStatus::ExecHwErrDmaAbort,
+        );
+        assert_names(
+            &msg,
+            &[
+                "subgraph sg00",
+                "DMA_DIRECT2D",
+                "source input3",
+                "outside the tensor",
+                "nothing was written",
+            ],
+        );
+    }
+}
+
+#[test]
+fn a_missing_activation_table_file_is_refused_at_load() {
+    let Some(good) = read(&format!("{MOE}.neff")) else {
+        return;
+    };
+    let mut u = Unpacked::from_neff(&good).unwrap();
+    u.members
+        .retain(|m| m.path != "sg00/silu_and_others_bkt.bin");
+    let mut broken = u.pack();
+    rehash(&mut broken);
+    let msg = fails_cleanly(&good, &broken, &moe_inputs, NrtStatus::Invalid);
+    assert_names(
+        &msg,
+        &[
+            "sg00/Activation.json",
+            "silu_and_others",
+            "silu_and_others_bkt.bin",
+        ],
+    );
+}
+
+#[test]
+fn a_table_load_beyond_the_shipped_sets_is_refused_at_load() {
+    let Some(good) = read(&format!("{MOE}.neff")) else {
+        return;
+    };
+    let (broken, at) = edit_record(&good, "sg00/Activation.bin", 0x23, |_| true, |r| r[35] = 1);
+    let msg = fails_cleanly(&good, &broken, &moe_inputs, NrtStatus::Invalid);
+    assert_names(
+        &msg,
+        &[
+            &format!("sg00/Activation.bin: instruction {at}"),
+            "table set 1",
+            "silu_and_others",
+        ],
+    );
+}
