@@ -134,6 +134,13 @@ pub(crate) fn version_line() -> &'static str {
 }
 
 fn main() -> ExitCode {
+    // Output piped into `head` and the like ends the process quietly when the reader goes away,
+    // as command-line tools do, instead of failing a `print!`.
+    // SAFETY: restoring SIGPIPE's default disposition before any thread exists has no other
+    // effect on this process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     if let Some(code) = ls::run_as_neuron_ls() {
         return code;
     }

@@ -9,7 +9,7 @@
 
 use nrt_hal::abi::MemAllocCategory;
 use nrt_hal::exec_request::RequestBuffer;
-use nrt_hal::isa::{disassemble_record, Instruction, Record, RECORD_SIZE};
+use nrt_hal::isa::{disassemble_record, DmaEnd, Instruction, Record, RECORD_SIZE};
 use nrt_hal::udma::{LenCtrl, LenCtrlFlags, TxMeta, UdmaDesc};
 use nrt_hal::EngineKind;
 
@@ -180,6 +180,20 @@ pub fn instruction(rec: &Record, s: &dyn Symbols) -> String {
     match Instruction::decode(rec) {
         Ok(Instruction::Write { addr, value }) => {
             format!("write [{}] <- {value:#x}", s.sym(addr.raw()))
+        }
+        // An engine-issued DMA names var slots in an allocation (and SBUF absolutely): both
+        // named as the trace names memory, so the line does not depend on where the
+        // allocator put the slots.
+        Ok(Instruction::DmaDirect { src, dst, .. }) => {
+            let mut text = disassemble_record(rec);
+            for end in [src, dst] {
+                let a = match end {
+                    DmaEnd::Absolute(a) => a,
+                    DmaEnd::Slot { slot, .. } | DmaEnd::SlotRegister { slot, .. } => slot,
+                };
+                text = text.replace(&a.to_string(), &s.sym(a.raw()));
+            }
+            text
         }
         _ => disassemble_record(rec),
     }

@@ -137,3 +137,55 @@ fn seeded_inputs_are_the_zoo_golden_inputs() {
         assert_eq!(ours, m.generate_inputs(GOLDEN_SEED), "{}", m.id());
     }
 }
+
+/// The current-compiler NEFF with a snapshot: nkipy's matmul (compiler 2.23, both cores of an
+/// LNC=2 trn2; its DMAs issued by Pool and SP instructions through a DGE table). Read from
+/// `../shared/current-neffs` (or `$NRT_EMU_CURRENT_NEFFS`); without it the test prints a skip
+/// line. The trace names the var slots symbolically, so it must not move with the allocator.
+#[test]
+fn current_neff_matmul_small() {
+    let dir = std::env::var_os("NRT_EMU_CURRENT_NEFFS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/current-neffs")
+        });
+    let path = dir.join("aws-neuron+nkipy--matmul_small.neff");
+    let Ok(neff) = std::fs::read(&path) else {
+        println!("SKIP current-neffs: {} not found", path.display());
+        return;
+    };
+    let c = run_sim(&neff, &RunOptions::default()).unwrap();
+    assert_eq!(c.target, Target::Trn2);
+    let shifted = run_sim(
+        &neff,
+        &RunOptions {
+            alloc_base_offset: 0x20_0000,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(c.document(), shifted.document());
+    let doc = c.document();
+    assert!(!doc.contains("?0x"), "{doc}");
+    assert!(
+        doc.contains("dma.direct") && doc.contains("[slot #"),
+        "{doc}"
+    );
+    for p in [Phase::Exec1, Phase::Exec2] {
+        assert_eq!(c.phase(p).unwrap().result, "ok", "{p:?}");
+    }
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    for p in Phase::ALL {
+        settings.set_description(format!(
+            "nrt-conformance trace of the current-compiler NEFF aws-neuron+nkipy--matmul_small \
+             on trn2, phase {}",
+            p.name()
+        ));
+        let body = c.phase(p).unwrap().text();
+        let snap = format!("current.matmul_small.trn2.{}", p.name());
+        settings.bind(|| insta::assert_snapshot!(snap, body));
+    }
+}
