@@ -21,7 +21,8 @@
 //!   `neff.json` tensor of the same direction, with its byte size; `file` data loaded (`.npy`
 //!   decoded to little-endian element bytes, anything else raw) and exactly `size` long;
 //!   `pointer` vars reference an existing var.
-//! * **queue sets**: `num_queues` in 1..=16; `owner`, if given, an engine key.
+//! * **queue sets**: `num_queues` in 1..=16; `owner`, if given, an engine key; a
+//!   `dynamic_dma` SB scratch inside a partition.
 //! * **state-buffer reservations**: inside 128 partitions and the physical partition size.
 //! * **engines** (present ones, in exec order PE, ACT, POOL, DVE, SP): the `.bin` is a
 //!   non-empty whole number of 64-byte records, every byte 1 is `0x10`, record 0 is the `0xB1`
@@ -474,6 +475,21 @@ impl<S: MemberSource> SubgraphCtx<'_, S> {
                     ))
                 })?),
             };
+            // Software-generated queues name the SBUF scratch their descriptors go to: it must
+            // lie inside a partition (this platform generates them itself; docs/neff.md §7.3).
+            if let Some((offset, size)) = q.dynamic_dma {
+                let sbuf = self.opts.target.spec().sbuf;
+                let end = u64::from(offset) + u64::from(size);
+                if end > u64::from(sbuf.partition_bytes) {
+                    return Err(self.def_err(format_args!(
+                        "dma_queue.{}.dynamic_dma: SB scratch bytes {offset}..{end} exceed the \
+                         {}-byte partition of {}",
+                        q.name,
+                        sbuf.partition_bytes,
+                        self.opts.target.name()
+                    )));
+                }
+            }
             let semaphores = if !q.semaphore_set.is_empty() {
                 q.semaphore_set.clone()
             } else {

@@ -650,6 +650,31 @@ fn target_gate() {
 }
 
 #[test]
+fn dynamic_queue_scratch_must_fit_a_partition() {
+    let queue = |offset: u32| {
+        json!({"type": "dynamic", "owner": "pool", "num_queues": 16, "fabric_path": "main",
+               "semaphore_set": vec![0; 16],
+               "dynamic_dma": {"SB_scratch_partition_offset": offset,
+                               "SB_scratch_partition_size": 16384}})
+    };
+    // As the current compiler writes it: the first 16 KiB of each partition.
+    let mut f = trn1();
+    f.j("sg00/def.json")["dma_queue"]["qPoolDynamic"] = queue(0);
+    let m = build_trn1(&f).unwrap();
+    assert!(m.subgraphs[0].queue_sets.contains_key("qPoolDynamic"));
+    // Past the end of trn1's 192 KiB partition.
+    f.j("sg00/def.json")["dma_queue"]["qPoolDynamic"] = queue(190 << 10);
+    invalid(
+        build_trn1(&f),
+        &[
+            "dma_queue.qPoolDynamic.dynamic_dma",
+            "194560..210944",
+            "196608-byte partition",
+        ],
+    );
+}
+
+#[test]
 fn activation_table_sets_must_be_shipped() {
     // A set the catalogue does not list.
     let mut f = trn1();
