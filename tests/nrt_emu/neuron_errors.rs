@@ -161,3 +161,39 @@ fn a_block_triggered_twice_is_refused_at_load() {
     assert!(e.message.contains("a second time"), "{e}");
     still_works(&rt);
 }
+
+#[test]
+fn a_staging_failure_after_the_queues_were_taken_returns_them() {
+    // neuron_add with a DMA_DIRECT2D whose completion adds nothing (byte 14) appended to its
+    // Pool stream: the load fails relocating the stream, after the queue sets its triggers use
+    // took their hardware queues. Each failure must return them: more failures than the core
+    // has queues for, and the good model still loads.
+    let m = zoo::build("neuron_add", Target::Trn1).unwrap();
+    let mut p = m.program.clone();
+    let (_, mut dma) = nrt_emu::hal::isa::neuron::samples()
+        .into_iter()
+        .find(|s| s.1.opcode() == NeuronOpcode::DmaDirect2d.byte())
+        .unwrap();
+    dma.0[14] = 0;
+    p.subgraphs[0]
+        .engine_mut(EngineKind::Pool)
+        .records
+        .push(dma);
+    let neff = p.to_neff();
+    // (The broken NEFF keeps the good one's UUID: it is loaded first, so the runtime's
+    // parsed-NEFF cache cannot hand back the good one.)
+    let rt = runtime();
+    let fail = || {
+        let e = rt.load(&neff, 0).unwrap_err();
+        assert_eq!(e.status, NrtStatus::Invalid, "{e}");
+        assert!(e.message.contains("sem_increment"), "{e}");
+    };
+    fail();
+    let before = support::device_bytes_and_allocations(&**rt.hal());
+    // Every (engine, queue) of a core is 16 × 14 queues.
+    for _ in 0..250 {
+        fail();
+    }
+    assert_eq!(support::device_bytes_and_allocations(&**rt.hal()), before);
+    still_works(&rt);
+}

@@ -282,3 +282,26 @@ fn a_table_load_beyond_the_shipped_sets_is_refused_at_load() {
         ],
     );
 }
+
+#[test]
+fn a_malformed_engine_dma_is_refused_at_load_and_returns_every_queue() {
+    let Some(good) = read(&format!("{MOE}.neff")) else {
+        return;
+    };
+    // A DMA_DIRECT2D whose completion adds nothing (byte 14): refused when the stream is
+    // relocated, after the queue sets with descriptor blocks (qSPIO0, qPoolIO0) took their
+    // hardware queues.
+    let (broken, at) = edit_record(&good, "sg00/Pool.bin", 0xD4, |_| true, |r| r[14] = 0);
+    let (sim, rt) = runtime();
+    load_and_execute(&rt, &good, &moe_inputs).unwrap();
+    let before = device_bytes_and_allocations(&*sim);
+    // More failed loads than the core has queues for the two sets, were they kept.
+    for _ in 0..12 {
+        let e = load_and_execute(&rt, &broken, &moe_inputs).unwrap_err();
+        assert_eq!(e.status, NrtStatus::Invalid, "{e}");
+        assert_names(&e.message, &["sg00", "sem_increment"]);
+        assert!(e.message.contains(&format!("{at}")), "{e}");
+    }
+    assert_eq!(device_bytes_and_allocations(&*sim), before);
+    load_and_execute(&rt, &good, &moe_inputs).unwrap();
+}
