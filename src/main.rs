@@ -88,9 +88,9 @@ enum Command {
     Conform {
         /// The NEFF file.
         file: PathBuf,
-        /// The device to record on.
-        #[arg(long, value_parser = backend_arg(), default_value = "sim")]
-        backend: Backend,
+        /// The device to record on [default: $NRT_EMU_BACKEND, else sim].
+        #[arg(long, value_parser = backend_arg())]
+        backend: Option<Backend>,
         /// Run on this generation instead of the one the NEFF names.
         #[arg(long, value_enum)]
         target: Option<TargetArg>,
@@ -154,6 +154,13 @@ fn main() -> ExitCode {
         seed,
     } = cli.command
     {
+        let backend = match Backend::from_flag_or_env(backend, &|v| std::env::var(v).ok()) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("nrt-emu conform: {}", e.message);
+                return ExitCode::from(2);
+            }
+        };
         let args = conform::ConformArgs {
             file,
             backend,
