@@ -175,7 +175,8 @@ pub fn exec_request(buf: &RequestBuffer, s: &dyn Symbols) -> String {
     out
 }
 
-/// One instruction record: the disassembly, with the target of a `write` named symbolically.
+/// One instruction record: the disassembly, with the target of a `write` and both ends of a
+/// `dma.direct` (a var slot, or an on-chip address) named symbolically.
 pub fn instruction(rec: &Record, s: &dyn Symbols) -> String {
     match Instruction::decode(rec) {
         Ok(Instruction::Write { addr, value }) => {
@@ -347,6 +348,50 @@ mod tests {
             category(MemAllocCategory::DmaRingsDevice),
             "dma_rings_device"
         );
+    }
+
+    #[test]
+    fn dma_direct_ends_are_named_symbolically() {
+        use nrt_hal::isa::DmaPattern;
+        let pattern = DmaPattern {
+            steps: [128, 1],
+            nums: [4, 1],
+        };
+        let rec = |src, dst| {
+            Instruction::DmaDirect {
+                sem: nrt_hal::SemaphoreId(9),
+                increment: 16,
+                src_dtype: nrt_hal::Dtype::Bf16,
+                dst_dtype: nrt_hal::Dtype::Bf16,
+                src,
+                dst,
+                src_pattern: pattern,
+                dst_pattern: pattern,
+                src_elem_size: 128,
+                dst_elem_size: 128,
+            }
+            .encode()
+            .unwrap()
+        };
+        let slot = DeviceAddr::new(0x1020);
+        let r = rec(
+            DmaEnd::SlotRegister { slot, register: 31 },
+            DmaEnd::Slot { slot, offset: 0x40 },
+        );
+        let text = instruction(&r, &Fake);
+        assert_eq!(
+            text,
+            "dma.direct [slot #3+0x20]+0x40 [128,1][4,1]x128 bf16 <- [slot #3+0x20]+r31 \
+             [128,1][4,1]x128 bf16; sem9 += 16"
+        );
+        // The same text as the disassembly, addresses aside.
+        assert_eq!(disassemble_record(&r).replace("0x1020", "#3+0x20"), text);
+        let r = rec(
+            DmaEnd::Absolute(DeviceAddr::new(0x1100)),
+            DmaEnd::Absolute(DeviceAddr::new(0x9000)),
+        );
+        assert!(instruction(&r, &Fake).starts_with("dma.direct [?0x9000] "));
+        assert!(instruction(&r, &Fake).contains(" <- [#3+0x100] "));
     }
 
     #[test]

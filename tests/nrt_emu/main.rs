@@ -13,6 +13,7 @@ mod cli;
 mod core_threads;
 mod current_neffs;
 mod device_checks;
+mod dge_gather;
 mod docs_citations;
 mod driver_emulated;
 mod exec_faults;

@@ -5,7 +5,8 @@
 //! or event operation, an instruction, an allocation, an output byte — changes a snapshot and
 //! fails this test until the new snapshot is reviewed and committed. With `CI=true` insta never
 //! writes snapshots; locally it writes `.snap.new` files for review, and
-//! `INSTA_UPDATE=always cargo test -p nrt-conformance --test snapshots` accepts every change.
+//! `INSTA_UPDATE=always cargo test -p nrt-conformance --test conformance snapshots` accepts every
+//! change (the snapshot tests are the `snapshots` module of the `conformance` test binary).
 
 use nrt_conformance::harness::seeded_inputs;
 use nrt_conformance::{run_sim, Phase, RunOptions, DEFAULT_SEED};
@@ -113,6 +114,8 @@ snapshot_tests! {
     neuron_conv_pool_trn2: "neuron_conv_pool" on Trn2;
     neuron_transpose_trn1: "neuron_transpose" on Trn1;
     neuron_transpose_trn2: "neuron_transpose" on Trn2;
+    neuron_gather_trn1: "neuron_gather" on Trn1;
+    neuron_gather_trn2: "neuron_gather" on Trn2;
 }
 
 #[test]
