@@ -11,6 +11,23 @@ use nrt_emu::runtime::neff::{Neff, ParseOptions};
 use nrt_emu::runtime::Result;
 use serde_json::{json, Value};
 
+/// The KBIN build of `neff` against `target`'s tables, for reading only: legacy NEFFs and
+/// generations this platform does not model are accepted, every core of the target available.
+fn read_model(neff: &Neff, target: Target) -> Result<KelfModel> {
+    let h = &neff.header;
+    build_model(
+        neff,
+        (h.neff_version_major, h.neff_version_minor),
+        h.lnc_size,
+        &BuildOptions {
+            target,
+            available_cores: target.spec().nc_count,
+            allow_legacy_neff: true,
+            any_generation: true,
+        },
+    )
+}
+
 /// Everything `inspect` reports, as JSON.
 pub fn inspect(bytes: &[u8], target_override: Option<Target>) -> Result<Value> {
     let verified = Neff::parse(
@@ -41,17 +58,7 @@ pub fn inspect(bytes: &[u8], target_override: Option<Target>) -> Result<Value> {
         } else {
             Target::Trn1
         });
-    let model = build_model(
-        &neff,
-        (h.neff_version_major, h.neff_version_minor),
-        h.lnc_size,
-        &BuildOptions {
-            target,
-            available_cores: target.spec().nc_count,
-            allow_legacy_neff: true,
-            any_generation: true,
-        },
-    )?;
+    let model = read_model(&neff, target)?;
     let algo = match h.pkg_version {
         1 => "sha256",
         2 => "md5",
@@ -290,17 +297,7 @@ pub fn disasm_neff(bytes: &[u8]) -> Result<String> {
     let top = top_manifests(&neff)?;
     let kelf_target = top.kelf.target.clone();
     let target = top.target().ok().flatten().unwrap_or(Target::Trn2);
-    let model = build_model(
-        &neff,
-        (h.neff_version_major, h.neff_version_minor),
-        h.lnc_size,
-        &BuildOptions {
-            target,
-            available_cores: target.spec().nc_count,
-            allow_legacy_neff: true,
-            any_generation: true,
-        },
-    )?;
+    let model = read_model(&neff, target)?;
     let mut o = String::new();
     let gen = nrt_emu::hal::target::generation_of(&kelf_target).unwrap_or("?");
     let _ = writeln!(o, "; NEFF {} target {kelf_target} ({gen})", h.name);

@@ -1,21 +1,21 @@
 """The seven NEFFs of the current-compiler development set (neuronx-cc 2.23, trn2, LNC 2) through
 the NumPy API on the trn2 simulator: each loads with the inputs and outputs its README lists
 (and ``nrt-emu inspect`` lists the same), executes, and its outputs match a float64 numpy
-reference written from the README's account of what it computes (§2 of
-``../shared/current-neffs/README.md``) — the fp16 matmul, the four softmax-attention kernels, the
-Qwen3 MoE with eight distinct expert ids (the first and the last expert among them), and the
-Qwen3 attention with a KV cache, its inputs in the roles established from its program.
+reference written from the account of what each computes that ships with the set (described in
+docs/neff.md §1 and docs/neuron-isa.md §13) — the fp16 matmul, the four softmax-attention
+kernels, the Qwen3 MoE with eight distinct expert ids (the first and the last expert among
+them), and the Qwen3 attention with a KV cache, its inputs in the roles established from its program.
 
 The set is read from ``$NRT_EMU_CURRENT_NEFFS``, else ``../shared/current-neffs`` beside the
 repository; without it every test skips, naming the folder. Nothing of it is copied here.
 
 **Tolerances** are rounding-error bounds, computed element by element from the data: a sum of
 ``n`` products accumulated in fp32 is off by at most ``γ(n)·Σ|aᵢ·bᵢ|`` with ``γ(n) = n·u/(1 −
-n·u)``, u = 2⁻²⁴ (Higham, *Accuracy and Stability of Numerical Algorithms*, §3.1); a value
+n·u)``, u = 2⁻²⁴ (Higham, *Accuracy and Stability of Numerical Algorithms*, section 3.1); a value
 stored in a narrower dtype is off by half an ulp, u·|x| (fp16 u = 2⁻¹¹, bf16 u = 2⁻⁸, from 11
 and 8 significant bits); errors of intermediate values travel to the output to first order
 through the derivative of what follows. Each bound says which roundings it covers — those the
-README and ``../reference/neuron-isa-current.md`` (§5, §6.4) name for each kernel, taken at
+set's account and the kernels' programs (docs/neuron-isa.md §13) name for each kernel, taken at
 their worst, and every fp32 step. They hold for any rounding that stays within those limits, so
 they can sit well above the simulator's errors (reported with how much of the bound each uses).
 
@@ -70,7 +70,7 @@ IO = {
         ],
         [("output0", "bfloat16", [1, 2048])],
     ),
-    # The kernel's arguments in reverse order (README §2; neuron-isa-current.md §6.4, from the
+    # The kernel's arguments in reverse order (the set's account, checked against the
     # source lines each input's DMAs are tied to).
     ATTN_TKG: (
         [
@@ -181,7 +181,7 @@ def attention_error_bound(q, k, v, ref, u_out, u_p):
     off by γ(129)·Σ|q·k| (fp32 inputs: rounded products), plus the max subtraction and exp
     (a score error δ moves a weight by e^δ and the row's output by at most δ·Σⱼ pⱼ|vⱼ − out|);
     the weights are stored with relative error ``u_p`` (bf16 kernels round P to bf16 before
-    P·Vᵀ: neuron-isa-current.md §5) and summed over 512 in fp32 for P·Vᵀ and the row sum
+    P·Vᵀ, as its program does) and summed over 512 in fp32 for P·Vᵀ and the row sum
     (γ(513) each, on Σ p·|v| and on |out|); 1/sum and its product; the output stored with
     relative error ``u_out``."""
     s = q.T @ k
@@ -217,7 +217,7 @@ def moe_error_bound(w, ids, hidden, down, gate_up, ref):
 
 
 def attn_tkg_error_bound(hidden, wq, wk, wv, q_norm, k_norm, k_cache, v_cache, cos, sin):
-    """The roundings of the KV-cache kernel (neuron-isa-current.md §6.4: sums of squares rounded
+    """The roundings of the KV-cache kernel (as its program does: sums of squares rounded
     to bf16 before the ones-matmul, q rounded to bf16 for the scores, exp values rounded to
     bf16, 1/sum as rsqrt²; taken here for the new k and v too), every fp32 sum (projections of
     2048, norms and scores of 128, softmax sums of 641) and the bf16 output, carried to the
@@ -436,7 +436,7 @@ def test_kv_cache_attention_with_its_inputs_roles(neffs, trn2, error_report):
 
     a = {n: f64(x) for n, x in inputs.items()}
     # The program reads every 128×128 block of the weights and of both caches transposed (its
-    # matmuls contract the other axis: README §2, neuron-isa-current.md §6.4); the device
+    # matmuls contract the other axis, as the program's access patterns show); the device
     # computes what the program says, so the reference reads them so too.
     args = dict(
         hidden=a["input10"],

@@ -571,11 +571,7 @@ impl Runtime {
         inputs: &TensorSet,
         outputs: &TensorSet,
     ) -> Result<ExecRequest> {
-        let how = AsyncSubmit {
-            count: false,
-            wait: true,
-        };
-        self.submit_async(id, inputs, outputs, how)
+        self.submit_async(id, inputs, outputs, AsyncSubmit::WAIT)
     }
 
     /// [`Runtime::execute_async`] that also counts the completion on every output tensor
@@ -586,11 +582,7 @@ impl Runtime {
         inputs: &TensorSet,
         outputs: &TensorSet,
     ) -> Result<ExecRequest> {
-        let how = AsyncSubmit {
-            count: true,
-            wait: true,
-        };
-        self.submit_async(id, inputs, outputs, how)
+        self.submit_async(id, inputs, outputs, AsyncSubmit::WAIT_COUNTED)
     }
 
     /// [`Runtime::execute_async_counted`] that never waits, as the explicit async API
@@ -604,11 +596,7 @@ impl Runtime {
         inputs: &TensorSet,
         outputs: &TensorSet,
     ) -> Result<ExecRequest> {
-        let how = AsyncSubmit {
-            count: true,
-            wait: false,
-        };
-        self.submit_async(id, inputs, outputs, how)
+        self.submit_async(id, inputs, outputs, AsyncSubmit::TRY_COUNTED)
     }
 
     fn submit_async(

@@ -168,6 +168,15 @@ fn report_speed(name: &str, run: &Run, host: Duration) {
     );
 }
 
+/// Checks `got` against `want` element by element within `share` of the largest `|want|`, and
+/// reports the errors.
+fn check_within_share_of_max(name: &str, got: &[f64], want: &[f64], share: f64) {
+    let max = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let pairs = got.iter().zip(want).enumerate();
+    let err = check_close(name, pairs.map(|(i, (&g, &w))| (i, g, w)), 0.0, share * max);
+    report(name, err);
+}
+
 fn report(name: &str, err: (f64, f64)) {
     println!(
         "current-neff {name}: max |err| {:.3e} (÷ max |ref| {:.3e} = {:.2e})",
@@ -280,18 +289,7 @@ fn moe_selects_each_expert_by_the_id_it_reads() {
     // product, each weighted expert output and the sum; each rounding is ≤ 2^-9 of its value,
     // and sums of 2048 and 256 products of mixed sign make the error relative to the largest
     // output — allow 2% of it.
-    let max = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let err = check_close(
-        MOE,
-        got.iter()
-            .copied()
-            .zip(want)
-            .enumerate()
-            .map(|(i, (g, w))| (i, g, w)),
-        0.0,
-        0.02 * max,
-    );
-    report(MOE, err);
+    check_within_share_of_max(MOE, &got, &want, 0.02);
 }
 
 #[test]
@@ -333,18 +331,7 @@ fn kv_cache_attention_reads_its_blocks_transposed() {
     let got = Ty::Bf16.values(&run.outputs[0]);
     // bf16 inputs and output; the program keeps squares, q, exp values and the output in
     // bf16 (docs/neuron-isa.md §13): allow 2% of the largest output.
-    let max = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let err = check_close(
-        ATTN_TKG,
-        got.iter()
-            .copied()
-            .zip(want)
-            .enumerate()
-            .map(|(i, (g, w))| (i, g, w)),
-        0.0,
-        0.02 * max,
-    );
-    report(ATTN_TKG, err);
+    check_within_share_of_max(ATTN_TKG, &got, &want, 0.02);
 }
 
 #[test]

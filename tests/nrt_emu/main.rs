@@ -25,6 +25,7 @@ mod inspect_cli;
 mod leak;
 mod load;
 mod neuron_errors;
+mod numeric;
 mod real_neffs;
 mod run_cli;
 mod runtime_drop;

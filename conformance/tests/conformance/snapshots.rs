@@ -54,6 +54,12 @@ fn check(name: &str, target: Target) {
             .contains("do_model_switch=0 reload_seq_config=0 load_act_dve_tables=0"));
         assert!(!text(Phase::Exec2).contains("reload_seq_config=1"));
     }
+    assert_snapshots(&c, &m.id(), &format!("zoo model `{name}` on {target}"));
+}
+
+/// Checks each phase of `c` against its committed snapshot `tests/snapshots/<id>.<phase>.snap`,
+/// described as the trace of `what`.
+fn assert_snapshots(c: &nrt_conformance::Conformance, id: &str, what: &str) {
     let mut settings = insta::Settings::clone_current();
     // The snapshots stay in tests/snapshots/, next to this binary's directory.
     settings.set_snapshot_path("../snapshots");
@@ -61,11 +67,14 @@ fn check(name: &str, target: Target) {
     settings.set_omit_expression(true);
     for p in Phase::ALL {
         settings.set_description(format!(
-            "nrt-conformance trace of zoo model `{name}` on {target}, phase {}",
+            "nrt-conformance trace of {what}, phase {}",
             p.name()
         ));
-        let snap = format!("{}.{}", m.id(), p.name());
-        let body = text(p);
+        let snap = format!("{id}.{}", p.name());
+        let body = c
+            .phase(p)
+            .unwrap_or_else(|| panic!("{id}: no {p:?}"))
+            .text();
         settings.bind(|| insta::assert_snapshot!(snap, body));
     }
 }
@@ -177,18 +186,9 @@ fn current_neff_matmul_small() {
     for p in [Phase::Exec1, Phase::Exec2] {
         assert_eq!(c.phase(p).unwrap().result, "ok", "{p:?}");
     }
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../snapshots");
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_omit_expression(true);
-    for p in Phase::ALL {
-        settings.set_description(format!(
-            "nrt-conformance trace of the current-compiler NEFF aws-neuron+nkipy--matmul_small \
-             on trn2, phase {}",
-            p.name()
-        ));
-        let body = c.phase(p).unwrap().text();
-        let snap = format!("current.matmul_small.trn2.{}", p.name());
-        settings.bind(|| insta::assert_snapshot!(snap, body));
-    }
+    assert_snapshots(
+        &c,
+        "current.matmul_small.trn2",
+        "the current-compiler NEFF aws-neuron+nkipy--matmul_small on trn2",
+    );
 }

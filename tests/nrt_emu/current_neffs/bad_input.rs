@@ -95,10 +95,16 @@ fn assert_names(msg: &str, parts: &[&str]) {
     }
 }
 
-/// Runs `broken` on a fresh runtime, expecting `status`; then the good NEFF runs on the same
-/// runtime and device memory is back where it started. Returns the error's message.
-fn fails_cleanly(good: &[u8], broken: &[u8], inputs: &super::Inputs, status: NrtStatus) -> String {
-    fails_cleanly_with(good, (broken, inputs), inputs, status)
+/// Runs `broken` on a fresh runtime, expecting `status` and a message naming each of `names`;
+/// then the good NEFF runs on the same runtime and device memory is back where it started.
+fn fails_cleanly(
+    good: &[u8],
+    broken: &[u8],
+    inputs: &super::Inputs,
+    status: NrtStatus,
+    names: &[&str],
+) {
+    fails_cleanly_with(good, (broken, inputs), inputs, status, names)
 }
 
 /// [`fails_cleanly`] with the broken run's own inputs.
@@ -107,7 +113,8 @@ fn fails_cleanly_with(
     (broken, broken_inputs): (&[u8], &super::Inputs),
     inputs: &super::Inputs,
     status: NrtStatus,
-) -> String {
+    names: &[&str],
+) {
     let (sim, rt) = runtime();
     // Warm-up: the runtime keeps per-core resources from the first execution on.
     load_and_execute(&rt, good, inputs).unwrap();
@@ -122,94 +129,82 @@ fn fails_cleanly_with(
     load_and_execute(&rt, good, inputs).unwrap();
     assert_eq!(device_bytes_and_allocations(&*sim), before);
     println!("current-neff bad input: {e}");
-    e.message
+    assert_names(&e.message, names);
+}
+
+/// The matmul NEFF with its `DGETable0` list passed through `edit`.
+fn edit_dge_table(good: &[u8], edit: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
+    edit_member(good, "sg00/def.json", |def| {
+        let mut v: serde_json::Value = serde_json::from_slice(def).unwrap();
+        edit(&mut v["var"]["DGETable0"]["list"]);
+        *def = serde_json::to_vec(&v).unwrap();
+    })
 }
 
 #[test]
-fn a_truncated_dge_table_is_refused_at_load_naming_the_entry() {
+fn a_dge_table_that_is_truncated_or_names_a_missing_var_is_refused_at_load() {
     let Some(good) = read(&format!("{MATMUL}.neff")) else {
         return;
     };
-    let broken = edit_member(&good, "sg00/def.json", |def| {
-        let mut v: serde_json::Value = serde_json::from_slice(def).unwrap();
-        let list = v["var"]["DGETable0"]["list"].as_array_mut().unwrap();
-        list.truncate(1);
-        *def = serde_json::to_vec(&v).unwrap();
-    });
-    let msg = fails_cleanly(&good, &broken, &attention_inputs, NrtStatus::Invalid);
-    assert_names(&msg, &["sg00", "DGETable0"]);
-}
-
-#[test]
-fn a_dge_table_naming_a_missing_var_is_refused_at_load() {
-    let Some(good) = read(&format!("{MATMUL}.neff")) else {
-        return;
-    };
-    let broken = edit_member(&good, "sg00/def.json", |def| {
-        let mut v: serde_json::Value = serde_json::from_slice(def).unwrap();
-        v["var"]["DGETable0"]["list"][1] = 99.into();
-        *def = serde_json::to_vec(&v).unwrap();
-    });
-    let msg = fails_cleanly(&good, &broken, &attention_inputs, NrtStatus::Invalid);
-    assert_names(&msg, &["sg00/def.json", "DGETable0", "99"]);
-}
-
-#[test]
-fn a_corrupted_field_of_a_new_instruction_names_it() {
-    let name = ATTENTION[2]; // fused fp32
-    let Some(good) = read(&format!("{name}.neff")) else {
-        return;
-    };
-    // RECIPROCAL's input dtype (byte 32) set to a code no dtype has.
-    let (broken, at) = edit_record(&good, "sg00/DVE.bin", 0x48, |_| true, |r| r[32] = 0xEE);
-    let msg = fails_cleanly(
+    let truncated = edit_dge_table(&good, |l| l.as_array_mut().unwrap().truncate(1));
+    let names = ["sg00/Pool.bin: instruction 3", "entry 1 of DGETable0"];
+    fails_cleanly(
         &good,
-        &broken,
+        &truncated,
         &attention_inputs,
-        NrtStatus::ExecCompletedWithErr,
+        NrtStatus::Invalid,
+        &names,
     );
-    assert_names(
-        &msg,
-        &[
-            "subgraph sg00",
-            "engine DVE",
-            &format!("instruction {at} "),
-            "0x48",
-            "0xee",
-        ],
+    let missing = edit_dge_table(&good, |l| l[1] = 99.into());
+    let names = ["sg00/def.json", "DGETable0", "99"];
+    fails_cleanly(
+        &good,
+        &missing,
+        &attention_inputs,
+        NrtStatus::Invalid,
+        &names,
     );
 }
 
 #[test]
-fn an_unknown_activation_function_names_it() {
-    let name = ATTENTION[0]; // fused bf16
-    let Some(good) = read(&format!("{name}.neff")) else {
-        return;
-    };
-    // The first EXP activation asks for function id 0x55 instead.
-    let (broken, at) = edit_record(
-        &good,
-        "sg00/Activation.bin",
-        0x21,
-        |r| r[35] == 0x07,
-        |r| r[35] = 0x55,
-    );
-    let msg = fails_cleanly(
-        &good,
-        &broken,
-        &attention_inputs,
-        NrtStatus::ExecCompletedWithErr,
-    );
-    assert_names(
-        &msg,
-        &[
-            "subgraph sg00",
-            "engine ACT",
-            &format!("instruction {at} "),
-            "activation function",
-            "0x55",
-        ],
-    );
+fn a_corrupted_field_or_an_unknown_activation_function_ends_the_execution_naming_it() {
+    // RECIPROCAL's input dtype (byte 32) set to a code no dtype has (fused fp32), and the first
+    // EXP activation asking for function id 0x55 (fused bf16).
+    type Pick = fn(&[u8]) -> bool;
+    type Edit = fn(&mut [u8]);
+    /// NEFF, stream, opcode, which record, the edit, what the message names.
+    type Case = (&'static str, &'static str, u8, Pick, Edit, [&'static str; 4]);
+    let cases: [Case; 2] = [
+        (
+            ATTENTION[2],
+            "sg00/DVE.bin",
+            0x48,
+            |_| true,
+            |r| r[32] = 0xEE,
+            ["engine DVE", "0x48", "in dtype", "0xee"],
+        ),
+        (
+            ATTENTION[0],
+            "sg00/Activation.bin",
+            0x21,
+            |r| r[35] == 0x07,
+            |r| r[35] = 0x55,
+            ["engine ACT", "0x21", "activation function", "0x55"],
+        ),
+    ];
+    for (name, stream, opcode, pick, edit, names) in cases {
+        let Some(good) = read(&format!("{name}.neff")) else {
+            return;
+        };
+        let (broken, at) = edit_record(&good, stream, opcode, pick, edit);
+        let at = format!("instruction {at} ");
+        let names: Vec<&str> = ["subgraph sg00", at.as_str()]
+            .into_iter()
+            .chain(names)
+            .collect();
+        let status = NrtStatus::ExecCompletedWithErr;
+        fails_cleanly(&good, &broken, &attention_inputs, status, &names);
+    }
 }
 
 #[test]
@@ -226,14 +221,11 @@ fn an_expert_id_outside_the_experts_is_a_dma_error() {
             }
             moe_inputs(name, d, n)
         };
-        let msg = fails_cleanly_with(
+        fails_cleanly_with(
             &good,
             (&good, &inputs),
             &moe_inputs,
             NrtStatus::ExecHwErrDmaAbort,
-        );
-        assert_names(
-            &msg,
             &[
                 "subgraph sg00",
                 "DMA_DIRECT2D",
@@ -246,41 +238,32 @@ fn an_expert_id_outside_the_experts_is_a_dma_error() {
 }
 
 #[test]
-fn a_missing_activation_table_file_is_refused_at_load() {
+fn activation_tables_the_neff_does_not_ship_are_refused_at_load() {
     let Some(good) = read(&format!("{MOE}.neff")) else {
         return;
     };
+    // A table file of the set Activation.json names, missing.
     let mut u = Unpacked::from_neff(&good).unwrap();
     u.members
         .retain(|m| m.path != "sg00/silu_and_others_bkt.bin");
-    let mut broken = u.pack();
-    rehash(&mut broken);
-    let msg = fails_cleanly(&good, &broken, &moe_inputs, NrtStatus::Invalid);
-    assert_names(
-        &msg,
-        &[
-            "sg00/Activation.json",
-            "silu_and_others",
-            "silu_and_others_bkt.bin",
-        ],
-    );
-}
-
-#[test]
-fn a_table_load_beyond_the_shipped_sets_is_refused_at_load() {
-    let Some(good) = read(&format!("{MOE}.neff")) else {
-        return;
-    };
-    let (broken, at) = edit_record(&good, "sg00/Activation.bin", 0x23, |_| true, |r| r[35] = 1);
-    let msg = fails_cleanly(&good, &broken, &moe_inputs, NrtStatus::Invalid);
-    assert_names(
-        &msg,
-        &[
-            &format!("sg00/Activation.bin: instruction {at}"),
-            "table set 1",
-            "silu_and_others",
-        ],
-    );
+    let mut missing = u.pack();
+    rehash(&mut missing);
+    // A table load selecting a second set, where one is shipped.
+    let (beyond, at) = edit_record(&good, "sg00/Activation.bin", 0x23, |_| true, |r| r[35] = 1);
+    let at = format!("sg00/Activation.bin: instruction {at}");
+    for (broken, names) in [
+        (
+            missing,
+            [
+                "sg00/Activation.json",
+                "silu_and_others",
+                "silu_and_others_bkt.bin",
+            ],
+        ),
+        (beyond, [at.as_str(), "table set 1", "silu_and_others"]),
+    ] {
+        fails_cleanly(&good, &broken, &moe_inputs, NrtStatus::Invalid, &names);
+    }
 }
 
 #[test]
