@@ -621,8 +621,8 @@ fn host_over_sim(c: &mut Criterion) {
         g.bench_function(m.id(), |b| b.iter(|| l.execute()));
     }
     g.finish();
-    let host_rate = host_sgemm_macs_per_sec();
-    let copy_rate = host_memcpy_bytes_per_sec();
+    let host_rate = nrt_emu::floor::host_sgemm_macs_per_sec();
+    let copy_rate = nrt_emu::floor::host_memcpy_bytes_per_sec();
     let mut parts = Vec::new();
     let mut worst = 0f64;
     let mut worst_floor = 0f64;
@@ -671,70 +671,6 @@ fn host_over_sim(c: &mut Criterion) {
         copy_rate / 1e9,
         worst_floor
     );
-}
-
-/// The host's f32 multiply-accumulate rate through the simulator's matmul kernel
-/// (`matrixmultiply::sgemm`, single-threaded, called with the operand layout of
-/// `nrt_sim`'s `gemm::stationary_t_times_moving`) on a full PE tile: K = M = 128 and one
-/// PSUM bank of fp32 columns, N = 512. The best of several timed batches, in MAC/s.
-fn host_sgemm_macs_per_sec() -> f64 {
-    let (k, m, n) = (128usize, 128usize, 512usize);
-    let s: Vec<f32> = (0..k * m).map(|i| (i % 7) as f32 * 0.25 - 0.5).collect();
-    let x: Vec<f32> = (0..k * n).map(|i| (i % 5) as f32 * 0.5 - 1.0).collect();
-    let mut out = vec![0f32; m * n];
-    let mut run = |reps: u32| {
-        let t = Instant::now();
-        for _ in 0..reps {
-            // SAFETY: s is k × m (A = sᵀ, row stride 1, column stride m), x is k × n and out
-            // m × n, both row-major; the slices hold exactly those elements and out aliases
-            // neither input.
-            unsafe {
-                matrixmultiply::sgemm(
-                    m,
-                    k,
-                    n,
-                    1.0,
-                    black_box(s.as_ptr()),
-                    1,
-                    m as isize,
-                    black_box(x.as_ptr()),
-                    n as isize,
-                    1,
-                    0.0,
-                    out.as_mut_ptr(),
-                    n as isize,
-                    1,
-                );
-            }
-            black_box(&mut out);
-        }
-        t.elapsed()
-    };
-    run(20);
-    let reps = 100;
-    let best = (0..5).map(|_| run(reps)).min().unwrap();
-    (k * m * n) as f64 * f64::from(reps) / best.as_secs_f64()
-}
-
-/// The host's memcpy rate on 1 MiB copies between two buffers (in cache as far as the host's
-/// caches reach, as the simulator's working set of one execution is): the best of several
-/// timed batches, in bytes/s.
-fn host_memcpy_bytes_per_sec() -> f64 {
-    let len = 1 << 20;
-    let src: Vec<u8> = (0..len).map(|i| i as u8).collect();
-    let mut dst = vec![0u8; len];
-    let mut run = |reps: u32| {
-        let t = Instant::now();
-        for _ in 0..reps {
-            dst.copy_from_slice(black_box(&src));
-            black_box(&mut dst);
-        }
-        t.elapsed()
-    };
-    run(20);
-    let reps = 200;
-    let best = (0..5).map(|_| run(reps)).min().unwrap();
-    len as f64 * f64::from(reps) / best.as_secs_f64()
 }
 
 criterion_group!(

@@ -42,14 +42,13 @@ fn big_neff() -> Vec<u8> {
     for e in EngineKind::ALL {
         g.push(e, nrt_emu::hal::isa::Instruction::End);
     }
-    NeffModel {
-        name: "big_weights".into(),
-        target: Target::Trn1,
-        inputs: vec![x],
-        outputs: vec![y],
-        subgraphs: vec![g.finish()],
-        extra_members: vec![],
-    }
+    NeffModel::new(
+        "big_weights",
+        Target::Trn1,
+        vec![x],
+        vec![y],
+        vec![g.finish()],
+    )
     .to_neff()
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Builds the nrt-emu wheel: the drop-in library and the device shim with cargo, staged with the
-headers into src/nrt_emu/ as package data, then ``maturin build`` (which compiles the
-``nrt-emu`` command and packs everything).
+"""Builds the nrt-emu wheel from this checkout through its PEP 517 backend (``build_backend.py``,
+the path ``pip wheel python/`` takes): cargo builds the drop-in library and the device shim,
+they are staged with the headers into src/nrt_emu/ as package data, then maturin compiles the
+``nrt-emu`` command and packs everything.
 
     python3 python/build_wheel.py                 # release build, wheel in target/wheels/
     python3 python/build_wheel.py --profile dev   # from the debug build
@@ -14,45 +15,14 @@ information from the staged copies.
 import argparse
 import os
 import shutil
-import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-PACKAGE = HERE / "src" / "nrt_emu"
+sys.path.insert(0, str(HERE))
 
-
-def profile_dir(target_dir: Path, profile: str) -> Path:
-    return target_dir / ("debug" if profile in ("dev", "test") else profile)
-
-
-def stage_library(src: Path, dst: Path) -> None:
-    """Copies a shared library, without its debug information when ``strip`` is installed."""
-    if not src.is_file():
-        sys.exit(f"build_wheel: {src} does not exist (build it with cargo first)")
-    strip = shutil.which("strip")
-    if strip:
-        subprocess.run([strip, "--strip-debug", "-o", str(dst), str(src)], check=True)
-    else:
-        shutil.copyfile(src, dst)
-    dst.chmod(0o755)
-
-
-def stage(artifacts: Path) -> None:
-    """src/nrt_emu/lib/ (libnrt.so.1, libnrt.so, libnrt_emu_shim.so) and include/ (the
-    headers), replacing what an earlier build staged."""
-    lib = PACKAGE / "lib"
-    include = PACKAGE / "include"
-    for d in (lib, include):
-        shutil.rmtree(d, ignore_errors=True)
-    lib.mkdir(parents=True)
-    stage_library(artifacts / "libnrt.so", lib / "libnrt.so.1")
-    # A wheel cannot hold a symlink: the link-time name is a second copy of the same file.
-    shutil.copyfile(lib / "libnrt.so.1", lib / "libnrt.so")
-    (lib / "libnrt.so").chmod(0o755)
-    stage_library(artifacts / "libnrt_emu_shim.so", lib / "libnrt_emu_shim.so")
-    shutil.copytree(ROOT / "capi" / "include", include)
+import build_backend  # noqa: E402  (after the path it lives on)
 
 
 def main() -> None:
@@ -65,31 +35,23 @@ def main() -> None:
         help="take libnrt.so and libnrt_emu_shim.so as already built in the profile directory",
     )
     a = p.parse_args()
-    target_dir = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-    out = Path(a.out) if a.out else target_dir / "wheels"
-    cargo = os.environ.get("CARGO", "cargo")
-    if not a.no_cargo:
-        subprocess.run(
-            [cargo, "build", "--profile", a.profile, "-p", "nrt-capi", "-p", "nrt-emu-shim"],
-            cwd=ROOT,
-            check=True,
-        )
-    stage(profile_dir(target_dir, a.profile))
-    before = set(out.glob("nrt_emu-*.whl")) if out.is_dir() else set()
-    for old in before:
-        old.unlink()
-    # A release wheel's command is stripped; other profiles build it exactly as cargo did (so a
-    # build that cargo already made is reused as it is).
-    strip = ["--strip"] if a.profile == "release" else []
-    subprocess.run(
-        [sys.executable, "-m", "maturin", "build", "--profile", a.profile, *strip, "--out", str(out)],
-        cwd=HERE,
-        check=True,
-    )
-    wheels = sorted(out.glob("nrt_emu-*.whl"))
-    if len(wheels) != 1:
-        sys.exit(f"build_wheel: expected one wheel in {out}, found {[w.name for w in wheels]}")
-    print(wheels[0])
+    out = Path(a.out).resolve() if a.out else build_backend.target_dir() / "wheels"
+    settings = {
+        "maturin.build-args": ["--profile", a.profile],
+        "nrt-emu.cargo": "false" if a.no_cargo else "true",
+    }
+    # The backend runs where a PEP 517 frontend runs it: in the project directory. maturin
+    # leaves its own copy in target/wheels: build into a directory of our own, then replace the
+    # wheel in `out`.
+    os.chdir(HERE)
+    with tempfile.TemporaryDirectory() as tmp:
+        name = build_backend.build_wheel(tmp, settings)
+        out.mkdir(parents=True, exist_ok=True)
+        for old in out.glob("nrt_emu-*.whl"):
+            old.unlink()
+        wheel = out / name
+        shutil.move(os.path.join(tmp, name), wheel)
+    print(wheel)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,23 @@ use nrt_emu::runtime::neff::{Neff, ParseOptions};
 use nrt_emu::runtime::Result;
 use serde_json::{json, Value};
 
+/// The KBIN build of `neff` against `target`'s tables, for reading only: legacy NEFFs and
+/// generations this platform does not model are accepted, every core of the target available.
+fn read_model(neff: &Neff, target: Target) -> Result<KelfModel> {
+    let h = &neff.header;
+    build_model(
+        neff,
+        (h.neff_version_major, h.neff_version_minor),
+        h.lnc_size,
+        &BuildOptions {
+            target,
+            available_cores: target.spec().nc_count,
+            allow_legacy_neff: true,
+            any_generation: true,
+        },
+    )
+}
+
 /// Everything `inspect` reports, as JSON.
 pub fn inspect(bytes: &[u8], target_override: Option<Target>) -> Result<Value> {
     let verified = Neff::parse(
@@ -30,20 +47,18 @@ pub fn inspect(bytes: &[u8], target_override: Option<Target>) -> Result<Value> {
     let h = &neff.header;
     let top = top_manifests(&neff)?;
     let (io, kelf) = (&top.io, &top.kelf);
-    // `*` and names this build does not know are described as trn1.
+    // `*` and names this build does not know are described as trn1; a known generation this
+    // platform does not model (trn3 `mariana`) is read against trn2's tables.
+    let generation = nrt_emu::hal::target::generation_of(&kelf.target);
+    let modelled = Target::from_neff_target(&kelf.target).is_some() || kelf.target == "*";
     let target = target_override
         .or_else(|| top.target().ok().flatten())
-        .unwrap_or(Target::Trn1);
-    let model = build_model(
-        &neff,
-        (h.neff_version_major, h.neff_version_minor),
-        h.lnc_size,
-        &BuildOptions {
-            target,
-            available_cores: target.spec().nc_count,
-            allow_legacy_neff: true,
-        },
-    )?;
+        .unwrap_or(if generation.is_some() {
+            Target::Trn2
+        } else {
+            Target::Trn1
+        });
+    let model = read_model(&neff, target)?;
     let algo = match h.pkg_version {
         1 => "sha256",
         2 => "md5",
@@ -65,6 +80,8 @@ pub fn inspect(bytes: &[u8], target_override: Option<Target>) -> Result<Value> {
             "hash_verifies": hash_ok,
         },
         "target": kelf.target,
+        "generation": generation,
+        "modelled": modelled,
         "kelf": {"file": io.kelf_file, "version": kelf.version},
         "members": neff.members().map(|(n, b)| json!({"name": n, "bytes": b.len()})).collect::<Vec<_>>(),
         "inputs": io_json(&model, true),
@@ -185,9 +202,14 @@ pub fn render(v: &Value) -> String {
             "DOES NOT VERIFY"
         }
     );
+    let generation = match (v["generation"].as_str(), v["modelled"].as_bool()) {
+        (Some(g), Some(false)) => format!(" ({g}: not modelled, read only)"),
+        (Some(g), _) => format!(" ({g})"),
+        _ => String::new(),
+    };
     let _ = writeln!(
         o,
-        "target {}  kelf {} v{}",
+        "target {}{generation}  kelf {} v{}",
         v["target"].as_str().unwrap_or(""),
         v["kelf"]["file"].as_str().unwrap_or(""),
         v["kelf"]["version"].as_str().unwrap_or("")
@@ -263,4 +285,38 @@ pub fn render(v: &Value) -> String {
         );
     }
     o
+}
+
+/// `nrt-emu disasm` of a whole NEFF: every engine stream of every subgraph, Neuron-encoded
+/// streams in the profiler's terms with the subgraph's semaphore and var names
+/// (docs/neuron-isa.md §14), NEFFs of a generation this platform does not model included.
+pub fn disasm_neff(bytes: &[u8]) -> Result<String> {
+    use std::fmt::Write;
+    let neff = Neff::parse(bytes, &ParseOptions::default())?;
+    let h = &neff.header;
+    let top = top_manifests(&neff)?;
+    let kelf_target = top.kelf.target.clone();
+    let target = top.target().ok().flatten().unwrap_or(Target::Trn2);
+    let model = read_model(&neff, target)?;
+    let mut o = String::new();
+    let gen = nrt_emu::hal::target::generation_of(&kelf_target).unwrap_or("?");
+    let _ = writeln!(o, "; NEFF {} target {kelf_target} ({gen})", h.name);
+    for k in &model.subgraphs {
+        let names = k.names();
+        for p in &k.engines {
+            let bytes: Vec<u8> = p.records.iter().flat_map(|r| r.0).collect();
+            let _ = writeln!(
+                o,
+                "; {} {} ({} records)",
+                k.name,
+                p.bin_member,
+                p.records.len()
+            );
+            o.push_str(&match k.encoding {
+                Encoding::Neuron => nrt_emu::hal::isa::disassemble_neuron(&bytes, &names),
+                Encoding::Platform => nrt_emu::hal::isa::disassemble(&bytes),
+            });
+        }
+    }
+    Ok(o)
 }

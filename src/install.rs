@@ -1,4 +1,4 @@
-//! `nrt-emu install [--prefix DIR] [--force]`: lays out the drop-in libnrt as the
+//! `nrt-emu install [--prefix DIR] [--force] [--tools]`: lays out the drop-in libnrt as the
 //! `aws-neuronx-runtime-lib` package does —
 //!
 //! ```text
@@ -6,6 +6,16 @@
 //! DIR/lib/libnrt.so -> libnrt.so.1  the -lnrt link name
 //! DIR/include/nrt/*.h, DIR/include/ndl/*.h
 //! ```
+//!
+//! and with `--tools`, where `aws-neuronx-tools` puts its commands, the one nrt-emu provides:
+//!
+//! ```text
+//! DIR/bin/nrt-emu                   a copy of this binary
+//! DIR/bin/neuron-ls -> nrt-emu      run under that name, it is `nrt-emu ls` (docs/driver.md §13.4)
+//! ```
+//!
+//! Without `--tools` nothing is installed under a name of AWS's tools. An existing
+//! `DIR/bin/neuron-ls` that is not nrt-emu's (AWS's own) is only replaced with `--force`.
 //!
 //! The library is the `libnrt.so` that `cargo build --release --workspace` put next to this
 //! binary, or, for the binary a wheel installed (`pip install nrt-emu`), the wheel's
@@ -22,9 +32,53 @@ pub struct InstallArgs {
     /// Where to install.
     #[arg(long, default_value = "/opt/aws/neuron")]
     pub prefix: PathBuf,
-    /// Replace a libnrt that is not nrt-emu's.
+    /// Replace a libnrt (or, with --tools, a neuron-ls) that is not nrt-emu's.
     #[arg(long)]
     pub force: bool,
+    /// Also install bin/neuron-ls (this binary under that name) and bin/nrt-emu.
+    #[arg(long)]
+    pub tools: bool,
+}
+
+/// Whether `path` (a file or link in `DIR/bin`) is nrt-emu's: a link to `nrt-emu`, or a
+/// binary that carries nrt-emu's identification.
+fn is_our_tool(path: &Path) -> Result<bool, String> {
+    let md = path
+        .symlink_metadata()
+        .map_err(|e| format!("cannot inspect {}: {e}", path.display()))?;
+    if md.file_type().is_symlink() {
+        let to = std::fs::read_link(path)
+            .map_err(|e| format!("cannot read the link {}: {e}", path.display()))?;
+        return Ok(to.file_name().is_some_and(|n| n == "nrt-emu"));
+    }
+    is_ours(path)
+}
+
+/// Installs `DIR/bin/nrt-emu` and the `DIR/bin/neuron-ls` link (module docs).
+fn install_tools(prefix: &Path) -> Result<(), String> {
+    let bin = prefix.join("bin");
+    std::fs::create_dir_all(&bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot locate this binary: {e}"))?;
+    let dst = bin.join("nrt-emu");
+    let same = dst
+        .canonicalize()
+        .is_ok_and(|d| exe.canonicalize().is_ok_and(|e| e == d));
+    if !same {
+        let tmp = bin.join(".nrt-emu.nrt-emu-install");
+        std::fs::copy(&exe, &tmp)
+            .map_err(|e| format!("cannot copy {} to {}: {e}", exe.display(), tmp.display()))?;
+        std::fs::rename(&tmp, &dst).map_err(|e| format!("cannot write {}: {e}", dst.display()))?;
+    }
+    println!("installed {} (from {})", dst.display(), exe.display());
+    let link = bin.join("neuron-ls");
+    if link.symlink_metadata().is_ok() {
+        std::fs::remove_file(&link)
+            .map_err(|e| format!("cannot replace {}: {e}", link.display()))?;
+    }
+    std::os::unix::fs::symlink("nrt-emu", &link)
+        .map_err(|e| format!("cannot link {}: {e}", link.display()))?;
+    println!("linked    {} -> nrt-emu", link.display());
+    Ok(())
 }
 
 /// Whether the file at `path` is an nrt-emu libnrt.
@@ -90,6 +144,13 @@ pub fn command(args: &InstallArgs) -> Result<(), String> {
             target.display()
         ));
     }
+    let tool = args.prefix.join("bin/neuron-ls");
+    if args.tools && tool.symlink_metadata().is_ok() && !args.force && !is_our_tool(&tool)? {
+        return Err(format!(
+            "{} is not nrt-emu's (AWS's neuron-ls?); not replacing it without --force",
+            tool.display()
+        ));
+    }
     let mkdir = |d: &Path| {
         std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))
     };
@@ -116,6 +177,9 @@ pub fn command(args: &InstallArgs) -> Result<(), String> {
         }
         std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         println!("installed {}", path.display());
+    }
+    if args.tools {
+        install_tools(&args.prefix)?;
     }
     println!(
         "build: cc app.c -I{inc} -L{lib} -lnrt -pthread; run: LD_LIBRARY_PATH={lib} ./app",

@@ -10,9 +10,15 @@
 //! - [`runtime`] (`nrt-runtime`): the Neuron runtime;
 //! - [`backend`] (`nrt-backend`): the one device opener — backend and generation from flags
 //!   and the environment to an opened device and its profiling capability;
-//! - [`conformance`] (`nrt-conformance`): recorded, canonical descriptor-stream traces.
+//! - [`conformance`] (`nrt-conformance`): recorded, canonical descriptor-stream traces;
+//!
+//! and holds [`floor`], the host's physical floor of a simulation (its sgemm and memcpy rates),
+//! which benchmarks and tests print next to a simulation's host time.
 
 #![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+pub mod floor;
 
 pub use nrt_backend as backend;
 pub use nrt_conformance as conformance;

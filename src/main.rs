@@ -3,6 +3,7 @@
 mod conform;
 mod inspect;
 mod install;
+mod ls;
 mod profile;
 mod run;
 
@@ -17,7 +18,7 @@ use nrt_emu::hal::{isa, DeviceAddr, DmaEngine, NcIndex, QueueId, QueueRef, Targe
 
 /// Emulates the AWS Neuron runtime on a simulated Neuron device.
 #[derive(Parser)]
-#[command(name = "nrt-emu", version, about, long_about = None)]
+#[command(name = "nrt-emu", version = version_line(), about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -62,9 +63,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Disassemble an engine instruction stream (a NEFF `<Engine>.bin` member).
+    /// Disassemble a NEFF (every engine stream of every subgraph) or one engine instruction
+    /// stream (a NEFF `<Engine>.bin` member).
     Disasm {
-        /// The instruction binary.
+        /// The instruction binary (64-byte records), or a whole NEFF: every engine stream of
+        /// every subgraph, Neuron records named and rendered as AWS's profiler does.
         file: PathBuf,
     },
     /// Describe a NEFF: header, target, subgraphs, members, IO tensors, vars, queue sets, DMA
@@ -85,9 +88,9 @@ enum Command {
     Conform {
         /// The NEFF file.
         file: PathBuf,
-        /// The device to record on.
-        #[arg(long, value_parser = backend_arg(), default_value = "sim")]
-        backend: Backend,
+        /// The device to record on [default: $NRT_EMU_BACKEND, else sim].
+        #[arg(long, value_parser = backend_arg())]
+        backend: Option<Backend>,
         /// Run on this generation instead of the one the NEFF names.
         #[arg(long, value_enum)]
         target: Option<TargetArg>,
@@ -105,6 +108,9 @@ enum Command {
     /// way the aws-neuronx-runtime-lib package lays it out, from the build this binary is part
     /// of (`cargo build --release --workspace`).
     Install(install::InstallArgs),
+    /// List the emulated Neuron devices as AWS's neuron-ls does: its table, or with --json the
+    /// JSON of `neuron-ls -j` (also installed as bin/neuron-ls by `install --tools`).
+    Ls(ls::LsArgs),
     /// Name the register or on-chip memory a device address falls in.
     Mmio {
         /// The address (hex with 0x, or decimal).
@@ -115,7 +121,29 @@ enum Command {
     },
 }
 
+/// `--version`: nrt-emu's version and the libnrt API level its library implements.
+pub(crate) fn version_line() -> &'static str {
+    static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    V.get_or_init(|| {
+        format!(
+            "{} (libnrt API {})",
+            env!("CARGO_PKG_VERSION"),
+            nrt_emu::hal::version::nrt_api_version_string()
+        )
+    })
+}
+
 fn main() -> ExitCode {
+    // Output piped into `head` and the like ends the process quietly when the reader goes away,
+    // as command-line tools do, instead of failing a `print!`.
+    // SAFETY: restoring SIGPIPE's default disposition before any thread exists has no other
+    // effect on this process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    if let Some(code) = ls::run_as_neuron_ls() {
+        return code;
+    }
     let cli = Cli::parse();
     if let Command::Conform {
         file,
@@ -126,6 +154,13 @@ fn main() -> ExitCode {
         seed,
     } = cli.command
     {
+        let backend = match Backend::from_flag_or_env(backend, &|v| std::env::var(v).ok()) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("nrt-emu conform: {}", e.message);
+                return ExitCode::from(2);
+            }
+        };
         let args = conform::ConformArgs {
             file,
             backend,
@@ -165,8 +200,15 @@ fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Install(args) => install::command(&args),
+        Command::Ls(args) => ls::command(&args),
         Command::Disasm { file } => {
             let bytes = read_input(&file)?;
+            if nrt_emu::runtime::neff::looks_like_neff(&bytes) {
+                let text =
+                    inspect::disasm_neff(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+                print!("{text}");
+                return Ok(());
+            }
             if bytes.len() % isa::RECORD_SIZE != 0 {
                 return Err(format!(
                     "{}: {} bytes is not a whole number of {}-byte instruction records",

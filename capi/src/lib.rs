@@ -42,4 +42,4 @@ pub mod ptr;
 pub mod session;
 pub mod types;
 
-pub use api::lifecycle::{reset_for_tests, IDENT};
+pub use api::lifecycle::{api_version_string, reset_for_tests, IDENT, NRT_API_VERSION};

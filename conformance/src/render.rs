@@ -9,7 +9,7 @@
 
 use nrt_hal::abi::MemAllocCategory;
 use nrt_hal::exec_request::RequestBuffer;
-use nrt_hal::isa::{disassemble_record, Instruction, Record, RECORD_SIZE};
+use nrt_hal::isa::{disassemble_record, DmaEnd, Instruction, Record, RECORD_SIZE};
 use nrt_hal::udma::{LenCtrl, LenCtrlFlags, TxMeta, UdmaDesc};
 use nrt_hal::EngineKind;
 
@@ -175,11 +175,26 @@ pub fn exec_request(buf: &RequestBuffer, s: &dyn Symbols) -> String {
     out
 }
 
-/// One instruction record: the disassembly, with the target of a `write` named symbolically.
+/// One instruction record: the disassembly, with the target of a `write` and both ends of a
+/// `dma.direct` (a var slot, or an on-chip address) named symbolically.
 pub fn instruction(rec: &Record, s: &dyn Symbols) -> String {
     match Instruction::decode(rec) {
         Ok(Instruction::Write { addr, value }) => {
             format!("write [{}] <- {value:#x}", s.sym(addr.raw()))
+        }
+        // An engine-issued DMA names var slots in an allocation (and SBUF absolutely): both
+        // named as the trace names memory, so the line does not depend on where the
+        // allocator put the slots.
+        Ok(Instruction::DmaDirect { src, dst, .. }) => {
+            let mut text = disassemble_record(rec);
+            for end in [src, dst] {
+                let a = match end {
+                    DmaEnd::Absolute(a) => a,
+                    DmaEnd::Slot { slot, .. } | DmaEnd::SlotRegister { slot, .. } => slot,
+                };
+                text = text.replace(&a.to_string(), &s.sym(a.raw()));
+            }
+            text
         }
         _ => disassemble_record(rec),
     }
@@ -333,6 +348,50 @@ mod tests {
             category(MemAllocCategory::DmaRingsDevice),
             "dma_rings_device"
         );
+    }
+
+    #[test]
+    fn dma_direct_ends_are_named_symbolically() {
+        use nrt_hal::isa::DmaPattern;
+        let pattern = DmaPattern {
+            steps: [128, 1],
+            nums: [4, 1],
+        };
+        let rec = |src, dst| {
+            Instruction::DmaDirect {
+                sem: nrt_hal::SemaphoreId(9),
+                increment: 16,
+                src_dtype: nrt_hal::Dtype::Bf16,
+                dst_dtype: nrt_hal::Dtype::Bf16,
+                src,
+                dst,
+                src_pattern: pattern,
+                dst_pattern: pattern,
+                src_elem_size: 128,
+                dst_elem_size: 128,
+            }
+            .encode()
+            .unwrap()
+        };
+        let slot = DeviceAddr::new(0x1020);
+        let r = rec(
+            DmaEnd::SlotRegister { slot, register: 31 },
+            DmaEnd::Slot { slot, offset: 0x40 },
+        );
+        let text = instruction(&r, &Fake);
+        assert_eq!(
+            text,
+            "dma.direct [slot #3+0x20]+0x40 [128,1][4,1]x128 bf16 <- [slot #3+0x20]+r31 \
+             [128,1][4,1]x128 bf16; sem9 += 16"
+        );
+        // The same text as the disassembly, addresses aside.
+        assert_eq!(disassemble_record(&r).replace("0x1020", "#3+0x20"), text);
+        let r = rec(
+            DmaEnd::Absolute(DeviceAddr::new(0x1100)),
+            DmaEnd::Absolute(DeviceAddr::new(0x9000)),
+        );
+        assert!(instruction(&r, &Fake).starts_with("dma.direct [?0x9000] "));
+        assert!(instruction(&r, &Fake).contains(" <- [#3+0x100] "));
     }
 
     #[test]

@@ -6,11 +6,18 @@
 //!   documented leniency of the real `0xC1` record, whose re-encoding must decode to the same
 //!   instruction;
 //! * `lower` yields as many instructions as `slots_after_lowering` says;
-//! * the disassembler prints one line per record, and errors have messages.
+//! * the disassembler prints one line per record, and errors have messages;
+//! * the Neuron decoder (real compilers' encoding, 2.18–2.23: `nrt_hal::isa::neuron`) is total
+//!   and canonical — every record, and every record with its opcode and length bytes mapped
+//!   onto a Neuron opcode so that each input reaches the opcode table's field checks, either
+//!   decodes to an instruction that re-encodes to the same 64 bytes, renders, and models (or
+//!   refuses to, with a message), or is refused with a message; the Neuron disassembler prints
+//!   one line per record.
 
+use nrt_hal::isa::neuron::{check_pe_pair, decode_any, Names, NeuronInstr, NeuronOpcode};
 use nrt_hal::isa::{
-    decode_stream, disassemble, disassemble_record, encode_stream, records, Instruction, Lowered,
-    Record, RECORD_SIZE,
+    decode_stream, disassemble, disassemble_neuron, disassemble_record, encode_stream, records,
+    Instruction, Lowered, Record, RECORD_SIZE,
 };
 use nrt_hal::{DeviceAddr, EngineKind};
 
@@ -58,6 +65,54 @@ pub fn isa_decode(data: &[u8]) {
         "one disassembly line per record"
     );
     let _ = disassemble(data);
+    neuron(whole);
+}
+
+/// The Neuron-encoding properties over the whole records of an input.
+fn neuron(whole: &[u8]) {
+    let recs: Vec<Record> = records(whole).expect("a whole number of records").collect();
+    let names = Names::default();
+    let mut prev: Option<Record> = None;
+    for rec in &recs {
+        let mut mapped = *rec;
+        let op = NeuronOpcode::ALL[usize::from(rec.0[0]) % NeuronOpcode::ALL.len()];
+        mapped.0[0] = op.byte();
+        mapped.0[1] = op.length_byte();
+        for r in [rec, &mapped] {
+            match NeuronInstr::decode(r) {
+                Ok(n) => {
+                    assert_eq!(
+                        &n.encode().expect("decoded Neuron records encode"),
+                        r,
+                        "accepted Neuron records are canonical"
+                    );
+                    assert!(!n.render(&names).is_empty() || r.opcode() == 0xB1);
+                    match n.model() {
+                        Some(Ok(i)) => {
+                            if let Err(e) = i.check_operands() {
+                                assert!(!e.to_string().is_empty());
+                            }
+                        }
+                        Some(Err(e)) => assert!(!e.to_string().is_empty()),
+                        None => {}
+                    }
+                }
+                Err(e) => assert!(!e.to_string().is_empty(), "Neuron error without a message"),
+            }
+            if let Err(e) = decode_any(r) {
+                assert!(!e.to_string().is_empty());
+            }
+            if let Err(e) = check_pe_pair(prev.as_ref(), r) {
+                assert!(!e.to_string().is_empty());
+            }
+        }
+        prev = Some(mapped);
+    }
+    assert_eq!(
+        disassemble_neuron(whole, &names).lines().count(),
+        recs.len(),
+        "one Neuron disassembly line per record"
+    );
 }
 
 fn check_instruction(rec: &Record, i: &Instruction) {

@@ -179,6 +179,7 @@ pub fn neff_parse(data: &[u8]) {
             target,
             available_cores: RuntimeConfig::default().vcore_size_for(target),
             allow_legacy_neff: legacy,
+            any_generation: false,
         };
         let version = (
             neff.header.neff_version_major,

@@ -1,6 +1,7 @@
 //! Seed inputs of every target, generated rather than committed: the model zoo
 //! (`fixtures/neffs/`) and the malformed corpus (`fixtures/malformed/`) for the NEFF targets,
-//! the engine instruction streams (`*.bin` members) of the zoo for `isa_decode`, and the
+//! the engine instruction streams (`*.bin` members) of the zoo and one record of every Neuron
+//! opcode ([`nrt_hal::isa::neuron::samples`]) for `isa_decode`, and the
 //! hand-made programs of [`crate::dma::seeds`] and [`crate::kabi::seeds`].
 //!
 //! `nrt-fuzz-seeds <dir>` writes them to `<dir>/<target>/` for libFuzzer; `tests/fuzz/replay.rs` runs
@@ -60,6 +61,13 @@ pub fn instruction_streams() -> Vec<(String, Vec<u8>)> {
             }
         }
     }
+    // One record of every Neuron opcode, in the forms the current compiler writes (its DGE
+    // instructions included), so mutations start inside each opcode's field checks.
+    let samples: Vec<u8> = nrt_hal::isa::neuron::samples()
+        .iter()
+        .flat_map(|s| s.1 .0)
+        .collect();
+    out.push(("neuron-samples".to_string(), samples));
     out
 }
 

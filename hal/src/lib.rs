@@ -18,6 +18,7 @@
 //! | [`profile`] | profiling, a capability a backend may offer ([`Hal::profiler`]): the device timeline and per-execution activity counters | docs/c-api.md §5.6 |
 //! | [`le`] | little-endian field readers and writers, f32 ⇄ bytes | — |
 //! | [`check`] | the argument checks every backend makes, and the evaluation of a wait condition | docs/driver.md |
+//! | [`version`] | the libnrt API level and the driver release nrt-emu presents | docs/c-api.md §8.3, docs/driver.md §10 |
 //! | `driver` | the driver backend: `DriverHal` over `/dev/neuronN` through an injectable syscall layer (feature `driver`) | docs/driver.md §2–§10, §12 |
 //!
 //! Conventions: all wire integers are little-endian; no raw `u64` address crosses an API (see
@@ -43,6 +44,7 @@ pub mod target;
 #[cfg(feature = "test-utils")]
 pub mod testkit;
 pub mod udma;
+pub mod version;
 
 pub use addr::{
     AddrOverflow, AddrRange, DeviceAddr, DmaEngine, EngineKind, EventId, MemHandle, NcIndex,

@@ -919,6 +919,20 @@ impl fmt::Display for Target {
     }
 }
 
+/// The Neuron generations NEFFs name (kelf `target`), modelled or not: the NEFF target, the
+/// instance family it is, and the modelled [`Target`] if this platform simulates it. A NEFF
+/// for an unmodelled generation can still be read (inspected, disassembled), not run.
+pub const GENERATIONS: [(&str, &str, Option<Target>); 3] = [
+    ("sunda", "trn1", Some(Target::Trn1)),
+    ("cayman", "trn2", Some(Target::Trn2)),
+    ("mariana", "trn3", None),
+];
+
+/// The instance family (`trn1`, `trn2`, `trn3`) of a NEFF target name, if it is a known one.
+pub fn generation_of(neff_target: &str) -> Option<&'static str> {
+    GENERATIONS.iter().find(|g| g.0 == neff_target).map(|g| g.1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

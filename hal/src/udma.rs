@@ -11,6 +11,10 @@
 //! | 4–7 | `meta_ctrl` ([`TxMeta`]) | `buf2_ptr_lo` (always 0) |
 //! | 8–15 | `buf_ptr`: source address | `buf_ptr`: destination address |
 //!
+//! One type, [`Desc`], is both: its type parameter is the [`Direction`], [`TxDesc`] =
+//! `Desc<Tx>` and [`RxDesc`] = `Desc<Rx>`, which differ only in bytes 4–7 and the name of the
+//! address.
+//!
 //! `len_ctrl` packs the byte length in bits 15:0 (the value 0 stands for 65,536), the 2-bit ring
 //! id in bits 25:24 and the [`LenCtrlFlags`] FIRST (26), LAST (27), INT_EN (28) and DMB (30).
 //! Bits 23:16, 29 and 31 carry nothing the driver defines.
@@ -445,34 +449,98 @@ impl LenCtrl {
     }
 }
 
-/// A TX (m2s, source-side) descriptor. Only valid descriptors can be built: the length is in
-/// `1..=65536` and the ring id in `0..=3`.
+/// The direction of a descriptor, the type parameter of [`Desc`]: [`Tx`] (m2s, the source side)
+/// or [`Rx`] (s2m, the destination side). The two directions differ only in the word at bytes
+/// 4–7 and the name of the address.
+pub trait Direction: sealed::Sealed + Copy + Eq + std::hash::Hash + 'static {
+    /// What the direction keeps of the word at bytes 4–7: [`TxMeta`] on TX, nothing on RX.
+    type Meta: Copy + Eq + std::hash::Hash + std::fmt::Debug;
+    /// The descriptor's type name ([`TxDesc`] or [`RxDesc`]), for `Debug`.
+    const NAME: &'static str;
+    /// What the address is: `src` (TX) or `dst` (RX).
+    const ADDR: &'static str;
+    /// The word at bytes 4–7.
+    fn meta_word(meta: Self::Meta) -> u32;
+    /// Reads the word at bytes 4–7.
+    fn read_meta(word: u32) -> Result<Self::Meta, UdmaError>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Tx {}
+    impl Sealed for super::Rx {}
+}
+
+/// TX, m2s: the descriptor reads its buffer; bytes 4–7 are the `meta_ctrl` word ([`TxMeta`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct TxDesc {
+pub enum Tx {}
+
+/// RX, s2m: the descriptor writes its buffer; bytes 4–7 (`buf2_ptr_lo`) are always 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rx {}
+
+impl Direction for Tx {
+    type Meta = TxMeta;
+    const NAME: &'static str = "TxDesc";
+    const ADDR: &'static str = "src";
+    fn meta_word(meta: TxMeta) -> u32 {
+        meta.bits()
+    }
+    fn read_meta(word: u32) -> Result<TxMeta, UdmaError> {
+        Ok(TxMeta::from_bits_retain(word))
+    }
+}
+
+impl Direction for Rx {
+    type Meta = ();
+    const NAME: &'static str = "RxDesc";
+    const ADDR: &'static str = "dst";
+    fn meta_word((): ()) -> u32 {
+        0
+    }
+    fn read_meta(word: u32) -> Result<(), UdmaError> {
+        if word != 0 {
+            return Err(UdmaError::RxBuf2NotZero { value: word });
+        }
+        Ok(())
+    }
+}
+
+/// A descriptor of direction `D`, [`TxDesc`] or [`RxDesc`]. Only valid descriptors can be
+/// built: the length is in `1..=65536` and the ring id in `0..=3`. RX descriptors carry the
+/// flags unchanged, though of them only [`LenCtrlFlags::INT_EN`] means anything on RX, so
+/// decoding is lossless.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Desc<D: Direction> {
     len: u32,
     ring_id: u8,
     flags: LenCtrlFlags,
-    meta: TxMeta,
-    src: DeviceAddr,
+    meta: D::Meta,
+    addr: DeviceAddr,
 }
 
-impl TxDesc {
-    /// A TX descriptor reading `len` bytes at `src`.
-    pub fn new(
+/// A TX (m2s, source-side) descriptor.
+pub type TxDesc = Desc<Tx>;
+
+/// An RX (s2m, destination-side) descriptor.
+pub type RxDesc = Desc<Rx>;
+
+impl<D: Direction> Desc<D> {
+    fn build(
         len: u64,
         ring_id: u8,
         flags: LenCtrlFlags,
-        meta: TxMeta,
-        src: DeviceAddr,
-    ) -> Result<TxDesc, UdmaError> {
+        meta: D::Meta,
+        addr: DeviceAddr,
+    ) -> Result<Desc<D>, UdmaError> {
         encode_len(len)?;
         check_ring_id(ring_id)?;
-        Ok(TxDesc {
+        Ok(Desc {
             len: len as u32,
             ring_id,
             flags,
             meta,
-            src,
+            addr,
         })
     }
 
@@ -494,6 +562,66 @@ impl TxDesc {
     /// Control flags.
     pub const fn flags(&self) -> LenCtrlFlags {
         self.flags
+    }
+
+    /// The buffer address: the source of a TX descriptor, the destination of an RX one.
+    pub const fn addr(&self) -> DeviceAddr {
+        self.addr
+    }
+
+    /// The raw descriptor.
+    pub fn encode(&self) -> UdmaDesc {
+        UdmaDesc {
+            len_ctrl: (self.len & LEN_MASK)
+                | (self.ring_id as u32) << RING_ID_SHIFT
+                | self.flags.bits(),
+            meta_ctrl: D::meta_word(self.meta),
+            buf_ptr: self.addr.raw(),
+        }
+    }
+
+    /// The 16 wire bytes.
+    pub fn to_bytes(&self) -> [u8; DESC_SIZE] {
+        self.encode().to_bytes()
+    }
+
+    /// Reads a raw descriptor in this direction; fails if an unused `len_ctrl` bit is set, or
+    /// (RX) `buf2_ptr_lo` is not zero.
+    pub fn decode(raw: &UdmaDesc) -> Result<Desc<D>, UdmaError> {
+        let lc = LenCtrl::strict(raw.len_ctrl)?;
+        Ok(Desc {
+            len: lc.len,
+            ring_id: lc.ring_id,
+            flags: lc.flags,
+            meta: D::read_meta(raw.meta_ctrl)?,
+            addr: DeviceAddr::new(raw.buf_ptr),
+        })
+    }
+}
+
+impl<D: Direction> std::fmt::Debug for Desc<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut s = f.debug_struct(D::NAME);
+        s.field("len", &self.len)
+            .field("ring_id", &self.ring_id)
+            .field("flags", &self.flags);
+        if std::mem::size_of::<D::Meta>() != 0 {
+            s.field("meta", &self.meta);
+        }
+        s.field(D::ADDR, &self.addr).finish()
+    }
+}
+
+impl Desc<Tx> {
+    /// A TX descriptor reading `len` bytes at `src`.
+    pub fn new(
+        len: u64,
+        ring_id: u8,
+        flags: LenCtrlFlags,
+        meta: TxMeta,
+        src: DeviceAddr,
+    ) -> Result<TxDesc, UdmaError> {
+        Desc::build(len, ring_id, flags, meta, src)
     }
 
     /// The `meta_ctrl` word.
@@ -503,122 +631,24 @@ impl TxDesc {
 
     /// Source address.
     pub const fn src(&self) -> DeviceAddr {
-        self.src
-    }
-
-    /// The raw descriptor.
-    pub fn encode(&self) -> UdmaDesc {
-        UdmaDesc {
-            len_ctrl: (self.len & LEN_MASK)
-                | (self.ring_id as u32) << RING_ID_SHIFT
-                | self.flags.bits(),
-            meta_ctrl: self.meta.bits(),
-            buf_ptr: self.src.raw(),
-        }
-    }
-
-    /// The 16 wire bytes.
-    pub fn to_bytes(&self) -> [u8; DESC_SIZE] {
-        self.encode().to_bytes()
-    }
-
-    /// Reads a raw descriptor as TX; fails only if an unused `len_ctrl` bit is set.
-    pub fn decode(raw: &UdmaDesc) -> Result<TxDesc, UdmaError> {
-        let lc = LenCtrl::strict(raw.len_ctrl)?;
-        Ok(TxDesc {
-            len: lc.len,
-            ring_id: lc.ring_id,
-            flags: lc.flags,
-            meta: TxMeta::from_bits_retain(raw.meta_ctrl),
-            src: DeviceAddr::new(raw.buf_ptr),
-        })
+        self.addr
     }
 }
 
-/// An RX (s2m, destination-side) descriptor. Of the flags only [`LenCtrlFlags::INT_EN`] means
-/// anything on RX; the others are carried through unchanged so decoding is lossless.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct RxDesc {
-    len: u32,
-    ring_id: u8,
-    flags: LenCtrlFlags,
-    dst: DeviceAddr,
-}
-
-impl RxDesc {
-    /// An RX descriptor writing `len` bytes at `dst`.
+impl Desc<Rx> {
+    /// An RX descriptor writing `len` bytes at `dst` (`buf2_ptr_lo` = 0).
     pub fn new(
         len: u64,
         ring_id: u8,
         flags: LenCtrlFlags,
         dst: DeviceAddr,
     ) -> Result<RxDesc, UdmaError> {
-        encode_len(len)?;
-        check_ring_id(ring_id)?;
-        Ok(RxDesc {
-            len: len as u32,
-            ring_id,
-            flags,
-            dst,
-        })
-    }
-
-    /// Byte count, 1..=65536.
-    pub const fn len(&self) -> u32 {
-        self.len
-    }
-
-    /// Always false: a descriptor moves at least one byte.
-    pub const fn is_empty(&self) -> bool {
-        false
-    }
-
-    /// Ring id, 0..=3.
-    pub const fn ring_id(&self) -> u8 {
-        self.ring_id
-    }
-
-    /// Control flags.
-    pub const fn flags(&self) -> LenCtrlFlags {
-        self.flags
+        Desc::build(len, ring_id, flags, (), dst)
     }
 
     /// Destination address.
     pub const fn dst(&self) -> DeviceAddr {
-        self.dst
-    }
-
-    /// The raw descriptor (`buf2_ptr_lo` = 0).
-    pub fn encode(&self) -> UdmaDesc {
-        UdmaDesc {
-            len_ctrl: (self.len & LEN_MASK)
-                | (self.ring_id as u32) << RING_ID_SHIFT
-                | self.flags.bits(),
-            meta_ctrl: 0,
-            buf_ptr: self.dst.raw(),
-        }
-    }
-
-    /// The 16 wire bytes.
-    pub fn to_bytes(&self) -> [u8; DESC_SIZE] {
-        self.encode().to_bytes()
-    }
-
-    /// Reads a raw descriptor as RX; fails if an unused `len_ctrl` bit is set or `buf2_ptr_lo`
-    /// is not zero.
-    pub fn decode(raw: &UdmaDesc) -> Result<RxDesc, UdmaError> {
-        let lc = LenCtrl::strict(raw.len_ctrl)?;
-        if raw.meta_ctrl != 0 {
-            return Err(UdmaError::RxBuf2NotZero {
-                value: raw.meta_ctrl,
-            });
-        }
-        Ok(RxDesc {
-            len: lc.len,
-            ring_id: lc.ring_id,
-            flags: lc.flags,
-            dst: DeviceAddr::new(raw.buf_ptr),
-        })
+        self.addr
     }
 }
 

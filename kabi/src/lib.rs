@@ -77,8 +77,28 @@
 //! device's own timeline stays deterministic; only how far it has got when the host looks
 //! depends on the polling.
 
+//!
+//! # Counters and the sysfs tree
+//!
+//! The driver also reports each device through sysfs: fixed facts and per-core counters of
+//! memory in use, executions and resets (docs/driver.md §13). The emulation keeps those
+//! counters live ([`EmulatedDriver::counters`]): after every ioctl that allocates or frees
+//! memory it copies each simulator's per-core memory accounting, after every ioctl that lets the
+//! device run it copies each core's execution totals ([`nrt_sim::Sim::core_activity`]), and it
+//! counts core-reset requests and open descriptors itself.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`counters`] | the counters of one device as a flat array of atomic words, and snapshots of them |
+//! | [`sysfs`] | the tree under `/sys/devices/virtual/neuron_device/`, `/sys/class/neuron_device/`, `/sys/module/neuron/`: what exists and what each file reads |
+//! | [`registry`] | counters published in shared files, so that every process sees every process's devices |
+
 #![warn(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
+
+pub mod counters;
+pub mod registry;
+pub mod sysfs;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::fd::RawFd;
@@ -113,6 +133,8 @@ use zerocopy::{FromBytes, Immutable, IntoBytes};
 
 use nrt_sim::Sim;
 
+use counters::{CoreCounter, DeviceCounters, DEVICE_MEM_CATEGORIES, HOST_MEM_CATEGORIES};
+
 /// Device events run before each observing ioctl unless configured otherwise
 /// ([`EmulatedDriver::with_advance_budget`]).
 pub const DEFAULT_ADVANCE_BUDGET: usize = 4096;
@@ -140,6 +162,24 @@ pub struct EmulatedDriver {
     sims: Vec<Arc<Sim>>,
     budget: usize,
     state: Mutex<State>,
+    counters: Counters,
+}
+
+/// Where the devices' counters live.
+enum Counters {
+    /// On the heap: only this process sees them.
+    Owned(Box<[DeviceCounters]>),
+    /// In memory shared with other processes ([`registry::Publication`]).
+    Shared(&'static [DeviceCounters]),
+}
+
+impl Counters {
+    fn get(&self) -> &[DeviceCounters] {
+        match self {
+            Counters::Owned(b) => b,
+            Counters::Shared(s) => s,
+        }
+    }
 }
 
 impl std::fmt::Debug for EmulatedDriver {
@@ -273,10 +313,27 @@ struct AllocArgs {
 }
 
 impl EmulatedDriver {
-    /// A driver with one device node per simulator: `sims[N]` answers `/dev/neuronN`.
+    /// A driver with one device node per simulator: `sims[N]` answers `/dev/neuronN`. Its
+    /// counters are its own (on the heap).
     pub fn new(sims: Vec<Arc<Sim>>) -> Self {
+        let counters = sims.iter().map(|_| DeviceCounters::default()).collect();
+        Self::build(sims, Counters::Owned(counters))
+    }
+
+    /// [`EmulatedDriver::new`] keeping the counters in `counters` (one per simulator), memory
+    /// other processes read ([`registry::Publication::counters`]).
+    ///
+    /// # Panics
+    ///
+    /// If `counters` does not have one entry per simulator.
+    pub fn with_counters(sims: Vec<Arc<Sim>>, counters: &'static [DeviceCounters]) -> Self {
+        assert_eq!(counters.len(), sims.len(), "one counter set per device");
+        Self::build(sims, Counters::Shared(counters))
+    }
+
+    fn build(sims: Vec<Arc<Sim>>, counters: Counters) -> Self {
         let devices = sims.iter().map(|_| DevState::default()).collect();
-        EmulatedDriver {
+        let d = EmulatedDriver {
             sims,
             budget: DEFAULT_ADVANCE_BUDGET,
             state: Mutex::new(State {
@@ -284,6 +341,78 @@ impl EmulatedDriver {
                 fds: BTreeMap::new(),
                 devices,
             }),
+            counters,
+        };
+        for dev in 0..d.sims.len() {
+            d.publish_memory(dev);
+            d.publish_activity(dev);
+        }
+        d
+    }
+
+    /// Device `index`'s counters, as sysfs shows them (module docs).
+    pub fn counters(&self, index: usize) -> Option<&DeviceCounters> {
+        self.counters.get().get(index)
+    }
+
+    /// Copies device `dev`'s memory accounting into its counters: per core, device memory
+    /// (all and by sysfs category) and host memory; per device, host memory by category.
+    fn publish_memory(&self, dev: usize) {
+        let sim = &self.sims[dev];
+        let c = &self.counters.get()[dev];
+        let mut host = [0u64; HOST_MEM_CATEGORIES.len()];
+        for nc in 0..sim.target().spec().nc_count {
+            let Ok(u) = sim.memory_usage(NcIndex(nc)) else {
+                continue;
+            };
+            let core = nc as usize;
+            let sum = |cats: &[MemAllocCategory]| -> u64 {
+                cats.iter().map(|&k| u.by_category[k as usize]).sum()
+            };
+            c.set_core(core, CoreCounter::DeviceMem, u.device_bytes());
+            c.set_core(core, CoreCounter::HostMem, u.host_bytes());
+            for (i, (_, cats)) in DEVICE_MEM_CATEGORIES.iter().enumerate() {
+                c.set_core(core, CoreCounter::DeviceCategory(i), sum(cats));
+            }
+            for (h, (_, cats)) in host.iter_mut().zip(HOST_MEM_CATEGORIES.iter()) {
+                *h += sum(cats);
+            }
+        }
+        for (i, h) in host.into_iter().enumerate() {
+            c.set_host(i, h);
+        }
+    }
+
+    /// Copies device `dev`'s execution totals into its counters: per core, `status/success`
+    /// and `status/execute_completed_with_error` (executions that completed with a fault),
+    /// `other_info/inference_count`, `flop_count` (two per MAC, as the driver counts) and
+    /// `nc_time_in_use` (the last execution, µs at the sequencer clock).
+    fn publish_activity(&self, dev: usize) {
+        let sim = &self.sims[dev];
+        let c = &self.counters.get()[dev];
+        let target = sim.target();
+        for nc in 0..target.spec().nc_count {
+            let a = sim.core_activity(NcIndex(nc));
+            let core = nc as usize;
+            let set = |name: &str, v: u64, status: bool| {
+                let counter = if status {
+                    CoreCounter::status(name)
+                } else {
+                    CoreCounter::other(name)
+                };
+                if let Some(counter) = counter {
+                    c.set_core(core, counter, v);
+                }
+            };
+            set("success", a.executions - a.faulted, true);
+            set("execute_completed_with_error", a.faulted, true);
+            set("inference_count", a.executions, false);
+            set("flop_count", 2 * a.pe_macs, false);
+            set(
+                "nc_time_in_use",
+                (target.cycles_to_ns(a.last_cycles) / 1000.0).round() as u64,
+                false,
+            );
         }
     }
 
@@ -364,6 +493,30 @@ impl EmulatedDriver {
     /// Runs the device for a while, as the real one would have meanwhile.
     fn advance(&self, dev: usize) {
         self.sims[dev].advance(self.budget);
+    }
+
+    /// Brings device `dev`'s counters up to date after `cmd` (module docs): memory after the
+    /// ioctls that allocate or free, executions after those that let the device run.
+    fn publish_after(&self, dev: usize, cmd: Ioctl) {
+        match cmd {
+            Ioctl::MemAllocV2Mt64
+            | Ioctl::MemAllocV2Mt
+            | Ioctl::MemAllocV2
+            | Ioctl::MemFree
+            | Ioctl::NotificationsInitV2
+            | Ioctl::NotificationsDestroyV1
+            | Ioctl::DmaQueueInit
+            | Ioctl::DmaQueueRelease => self.publish_memory(dev),
+            Ioctl::NcReset => {
+                self.publish_memory(dev);
+                self.publish_activity(dev);
+            }
+            Ioctl::SemaphoreRead
+            | Ioctl::EventGet
+            | Ioctl::DmaQueueGetState
+            | Ioctl::MemBufCopy64 => self.publish_activity(dev),
+            _ => {}
+        }
     }
 
     /// `MEM_ALLOC_*` on device `dev`.
@@ -908,6 +1061,13 @@ impl EmulatedDriver {
                     a.nc_map & all
                 };
                 let mut st = self.lock();
+                for nc in (0..spec.nc_count).filter(|nc| mask & (1 << nc) != 0) {
+                    self.counters.get()[dev].add_core(
+                        nc as usize,
+                        CoreCounter::other("reset_req_count").expect("a driver counter"),
+                        1,
+                    );
+                }
                 hal(sim.nc_reset(mask))?;
                 st.devices[dev]
                     .queues
@@ -954,6 +1114,7 @@ impl Syscalls for EmulatedDriver {
         st.fds.insert(fd, OpenFd { device, misc });
         if !misc {
             st.devices[device].attached += 1;
+            self.counters.get()[device].attach(1);
         }
         Ok(fd)
     }
@@ -963,7 +1124,10 @@ impl Syscalls for EmulatedDriver {
         let f = st.fds.remove(&fd).ok_or(Errno::EBADF)?;
         if !f.misc {
             st.devices[f.device].attached -= 1;
+            self.counters.get()[f.device].attach(-1);
             self.release_if_unused(&mut st, f.device);
+            drop(st);
+            self.publish_memory(f.device);
         }
         Ok(())
     }
@@ -979,7 +1143,9 @@ impl Syscalls for EmulatedDriver {
         }
         // SAFETY: forwarded from this function's contract; `arg` is non-null whenever `cmd`
         // takes an argument (checked above).
-        unsafe { self.dispatch(f.device, cmd, arg) }
+        let r = unsafe { self.dispatch(f.device, cmd, arg) };
+        self.publish_after(f.device, cmd);
+        r
     }
 
     unsafe fn mmap(&self, fd: RawFd, len: usize, offset: u64) -> Result<NonNull<u8>, Errno> {
@@ -1024,6 +1190,8 @@ impl Syscalls for EmulatedDriver {
             }
         }
         self.release_if_unused(&mut st, dev);
+        drop(st);
+        self.publish_memory(dev);
         Ok(())
     }
 }

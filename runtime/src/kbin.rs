@@ -4,16 +4,58 @@
 //! reservations and the target — everything staging (S4) needs, already validated.
 //!
 //! This module holds the data model; `manifest` parses the JSON into it and `build` lowers
-//! and validates (see [`crate::kbin::build`]).
+//! and validates (see [`crate::kbin::build`]). It is also the model the NEFF *writer* of the
+//! model zoo (`nrt-fixtures`' `compiler`) builds and serialises, so a program has one shape
+//! whether it is read or written, and the spellings the manifests use for queue-set kinds, DMA
+//! ops and var types are defined once ([`QueueSetKind::name`], [`DmaOp::name`],
+//! [`crate::manifest::VarType::name`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use nrt_hal::isa::neuron::{Encoding, Names, NeuronInstr};
+use nrt_hal::isa::neuron::{is_neuron_stream, Encoding, Names, NeuronInstr};
 use nrt_hal::isa::Record;
 use nrt_hal::{Dtype, EngineKind, Target};
 
+use crate::manifest::VarType;
+
 pub mod build;
+
+/// Defines a fieldless enum whose variants each carry the NEFF manifests' spelling, with
+/// `name()` and `from_name()` from that one table (the writer spells with one, the parser reads
+/// with the other). Each variant is documented by its spelling, then its own doc comment.
+macro_rules! spelled_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $ty:ident {
+            $($(#[$vmeta:meta])* $variant:ident = $name:literal,)+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $ty {
+            $(#[doc = concat!("`", $name, "`.")] $(#[$vmeta])* $variant,)+
+        }
+
+        impl $ty {
+            /// How the NEFF's manifests spell it.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name,)+
+                }
+            }
+
+            /// The variant spelled `s` in the manifests, if any.
+            pub fn from_name(s: &str) -> Option<$ty> {
+                match s {
+                    $($name => Some($ty::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+pub(crate) use spelled_enum;
 
 /// Bytes that are a window of a shared buffer: a `file` var's data, which for a raw member or a
 /// little-endian C-order `.npy` is the member's own inflated buffer (no copy at load), and is
@@ -101,7 +143,7 @@ pub struct IoTensor {
 }
 
 /// The whole parsed model: `neff.json` IO plus one [`Kbin`] per subgraph.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct KelfModel {
     /// The kelf file name (from `attrs.kelf`).
     pub kelf_name: String,
@@ -153,6 +195,22 @@ pub enum VarKind {
     },
 }
 
+impl VarKind {
+    /// The def.json `type` of a var of this kind.
+    pub fn var_type(&self) -> VarType {
+        match self {
+            VarKind::StateBuffer => VarType::StateBuffer,
+            VarKind::Input => VarType::Input,
+            VarKind::Output => VarType::Output,
+            VarKind::File { .. } => VarType::File,
+            VarKind::TmpBuf => VarType::TmpBuf,
+            VarKind::Virtual { .. } => VarType::Virtual,
+            VarKind::Pointer { .. } => VarType::Pointer,
+            VarKind::DgeTable { .. } => VarType::DgeTable,
+        }
+    }
+}
+
 /// One variable of a subgraph.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Var {
@@ -168,19 +226,12 @@ pub struct Var {
     pub alignment: u64,
 }
 
-/// def.json `dma_queue.*.type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QueueSetKind {
-    /// `in`.
-    In,
-    /// `out`.
-    Out,
-    /// `data`.
-    Data,
-    /// `embedding_update`.
-    EmbeddingUpdate,
-    /// `dynamic`.
-    Dynamic,
+spelled_enum! {
+    /// def.json `dma_queue.*.type`.
+    pub enum QueueSetKind {
+        In = "in", Out = "out", Data = "data", EmbeddingUpdate = "embedding_update",
+        Dynamic = "dynamic",
+    }
 }
 
 /// A queue set (def.json `dma_queue` entry): the runtime maps it to `num_queues` hardware queues.
@@ -198,23 +249,17 @@ pub struct QueueSet {
     pub semaphores: Vec<u32>,
 }
 
-/// The `op` of a DMA descriptor (docs/neff.md §8.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DmaOp {
-    /// `copy` (default).
-    Copy,
-    /// `cast` (dtype conversion in flight).
-    Cast,
-    /// `fma`.
-    Fma,
-    /// `add`.
-    Add,
-    /// `min`.
-    Min,
-    /// `max`.
-    Max,
-    /// `transpose`, or a desc carrying `transpose_op`.
-    Transpose,
+spelled_enum! {
+    /// The `op` of a DMA descriptor (docs/neff.md §8.2).
+    pub enum DmaOp {
+        /// The default.
+        Copy = "copy",
+        /// Element type conversion in flight.
+        Cast = "cast",
+        Fma = "fma", Add = "add", Min = "min", Max = "max",
+        /// Also a desc carrying `transpose_op`.
+        Transpose = "transpose",
+    }
 }
 
 /// One side of a DMA descriptor: a var and an access pattern over it in bytes.
@@ -332,7 +377,7 @@ pub struct SbReservation {
 }
 
 /// One subgraph: the unit staged on one physical core.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Kbin {
     /// Subgraph name (`sg00`).
     pub name: String,
@@ -442,4 +487,15 @@ pub fn profile_queue_name(name: &str) -> String {
         }
     }
     name.to_string()
+}
+
+/// The encoding of a NEFF's engine streams, from all of them: the Neuron encoding of real
+/// compilers when every record of every stream uses only its opcodes (`0xB1` and `0xC1`
+/// included), the platform's own otherwise (docs/neuron-isa.md "telling the encodings apart").
+pub fn stream_encoding<'a>(programs: impl IntoIterator<Item = &'a EngineProgram>) -> Encoding {
+    if programs.into_iter().all(|p| is_neuron_stream(&p.records)) {
+        Encoding::Neuron
+    } else {
+        Encoding::Platform
+    }
 }

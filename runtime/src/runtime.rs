@@ -352,6 +352,7 @@ impl Runtime {
                     target: self.target,
                     available_cores: self.vcore_size(),
                     allow_legacy_neff: self.cfg.allow_legacy_neff,
+                    any_generation: false,
                 },
             )?;
             Ok(Parsed { neff, model })
@@ -615,11 +616,7 @@ impl Runtime {
         inputs: &TensorSet,
         outputs: &TensorSet,
     ) -> Result<ExecRequest> {
-        let how = AsyncSubmit {
-            count: false,
-            wait: true,
-        };
-        self.submit_async(id, inputs, outputs, how)
+        self.submit_async(id, inputs, outputs, AsyncSubmit::WAIT)
     }
 
     /// [`Runtime::execute_async`] that also counts the completion on every output tensor
@@ -630,11 +627,7 @@ impl Runtime {
         inputs: &TensorSet,
         outputs: &TensorSet,
     ) -> Result<ExecRequest> {
-        let how = AsyncSubmit {
-            count: true,
-            wait: true,
-        };
-        self.submit_async(id, inputs, outputs, how)
+        self.submit_async(id, inputs, outputs, AsyncSubmit::WAIT_COUNTED)
     }
 
     /// [`Runtime::execute_async_counted`] that never waits, as the explicit async API
@@ -648,11 +641,7 @@ impl Runtime {
         inputs: &TensorSet,
         outputs: &TensorSet,
     ) -> Result<ExecRequest> {
-        let how = AsyncSubmit {
-            count: true,
-            wait: false,
-        };
-        self.submit_async(id, inputs, outputs, how)
+        self.submit_async(id, inputs, outputs, AsyncSubmit::TRY_COUNTED)
     }
 
     fn submit_async(

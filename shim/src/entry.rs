@@ -19,6 +19,7 @@ use nrt_hal::driver::{OFlag, Syscalls};
 use crate::device::{self, DeviceFile};
 use crate::files::{self, Unmap};
 use crate::real::{self, set_errno, Mode};
+use crate::vfs::{self, Found};
 
 /// Which open function the program called, so a forwarded call reaches the same real one
 /// (numbers as passed by `src/variadic.c` and the `__open*_2` wrappers below).
@@ -64,12 +65,27 @@ pub unsafe extern "C" fn nrt_emu_shim_openat(
     mode: Mode,
     variant: c_int,
 ) -> c_int {
-    if !path.is_null() {
-        // SAFETY: a non-null path is a NUL-terminated string (the function's contract).
-        let p = unsafe { CStr::from_ptr(path) };
-        if device::is_device_path(p.to_bytes()) {
-            return open_device(p, flags);
+    // SAFETY: the function's contract: a NUL-terminated path.
+    match unsafe { vfs::lookup(dirfd, path, flags & libc::O_NOFOLLOW == 0) } {
+        Some(Found::Device(Ok(index))) => return open_device(index, flags),
+        Some(Found::Device(Err(e))) => {
+            if e == libc::ENODEV {
+                // Reports the configuration error (once).
+                let _ = device::driver();
+            }
+            return fail(e);
         }
+        Some(Found::Sys(Ok((canon, node)))) => return vfs::open(&canon, &node, flags),
+        Some(Found::Sys(Err(e))) => {
+            // Nothing can be created in sysfs.
+            let e = if e == libc::ENOENT && flags & libc::O_CREAT != 0 {
+                libc::EACCES
+            } else {
+                e
+            };
+            return fail(e);
+        }
+        None => {}
     }
     let Some(variant) = OpenVariant::from_raw(variant) else {
         return fail(libc::EINVAL);
@@ -88,18 +104,23 @@ pub unsafe extern "C" fn nrt_emu_shim_openat(
             Openat64_2 => real::openat64_2().map(|f| f(dirfd, path, flags)),
         }
     };
-    r.unwrap_or_else(|| fail(libc::ENOSYS))
+    let fd = r.unwrap_or_else(|| fail(libc::ENOSYS));
+    if fd >= 0 {
+        // SAFETY: a non-null path is NUL-terminated (the open succeeded).
+        crate::dirs::note_open(fd, unsafe { CStr::from_ptr(path) }.to_bytes(), flags);
+    }
+    fd
 }
 
-/// Opens an emulated device node: a placeholder descriptor for the number, the emulation's
+/// Opens emulated device node `index`: a placeholder descriptor for the number, the emulation's
 /// descriptor for the file.
-fn open_device(path: &CStr, flags: c_int) -> c_int {
+fn open_device(index: u32, flags: c_int) -> c_int {
     let driver = match device::driver() {
         Ok(d) => d,
         Err(e) => return fail(e),
     };
-    let path_str = path.to_str().unwrap_or_default();
-    let emu_fd = match driver.open(path_str, OFlag::from_bits_truncate(flags)) {
+    let path = format!("/dev/neuron{index}");
+    let emu_fd = match driver.open(&path, OFlag::from_bits_truncate(flags)) {
         Ok(fd) => fd,
         Err(e) => return fail(e as c_int),
     };
@@ -113,6 +134,7 @@ fn open_device(path: &CStr, flags: c_int) -> c_int {
         return fail(e);
     }
     drop(files::insert(fd, file));
+    device::note_runtime_version();
     if device::logging() {
         eprintln!("nrt-emu-shim: open({path:?}, {flags:#x}) = {fd}");
     }
@@ -170,6 +192,7 @@ pub unsafe extern "C" fn __openat64_2(dirfd: c_int, path: *const c_char, flags: 
 /// As `close(2)`.
 #[no_mangle]
 pub unsafe extern "C" fn close(fd: c_int) -> c_int {
+    crate::dirs::forget_fd(fd);
     let ours = files::remove(fd);
     let r = real::close_fd(fd);
     // The emulation's descriptor closes (if this was the last reference) after the table lock
@@ -234,6 +257,7 @@ fn share(old: c_int, new: c_int) {
     if new < 0 {
         return;
     }
+    crate::dirs::share_fd(old, new);
     let replaced = match files::lookup(old) {
         Some(file) => files::insert(new, file),
         None => files::remove(new),
@@ -417,3 +441,63 @@ pub unsafe extern "C" fn munmap(addr: *mut c_void, len: usize) -> c_int {
         }
     }
 }
+
+macro_rules! fopen_like {
+    ($(#[$doc:meta])* $name:ident, $real:ident) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// As `fopen(3)`.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(path: *const c_char, mode: *const c_char) -> *mut libc::FILE {
+            // SAFETY: fopen's contract: a NUL-terminated path.
+            if let Some(Found::Sys(r)) = unsafe { vfs::lookup(libc::AT_FDCWD, path, true) } {
+                // SAFETY: fopen's contract: a NUL-terminated mode.
+                let m = if mode.is_null() { &[][..] } else { unsafe { CStr::from_ptr(mode) }.to_bytes() };
+                let read_only = m.first() == Some(&b'r') && !m.contains(&b'+');
+                let (canon, node) = match r {
+                    Ok(found) if read_only => found,
+                    Ok(_) => {
+                        set_errno(libc::EACCES);
+                        return std::ptr::null_mut();
+                    }
+                    Err(e) => {
+                        set_errno(e);
+                        return std::ptr::null_mut();
+                    }
+                };
+                let cloexec = if m.contains(&b'e') { libc::O_CLOEXEC } else { 0 };
+                let fd = vfs::open(&canon, &node, libc::O_RDONLY | cloexec);
+                if fd < 0 {
+                    return std::ptr::null_mut();
+                }
+                // SAFETY: a descriptor this function owns, handed to the stream.
+                let f = unsafe { libc::fdopen(fd, c"r".as_ptr()) };
+                if f.is_null() {
+                    real::close_fd(fd);
+                }
+                return f;
+            }
+            match real::$real() {
+                // SAFETY: forwarded unchanged.
+                Some(f) => unsafe { f(path, mode) },
+                None => {
+                    set_errno(libc::ENOSYS);
+                    std::ptr::null_mut()
+                }
+            }
+        }
+    };
+}
+
+fopen_like!(
+    /// Interposed `fopen`: a file of the sysfs tree opens read-only through the shim (glibc's
+    /// `fopen` opens through an internal call the shim does not see); anything else, device
+    /// nodes included, goes to libc.
+    fopen, fopen
+);
+fopen_like!(
+    /// Interposed `fopen64`.
+    fopen64, fopen64
+);

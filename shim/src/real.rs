@@ -23,7 +23,31 @@ pub type FstatatFn = unsafe extern "C" fn(c_int, *const c_char, *mut libc::stat,
 pub type StatxFn =
     unsafe extern "C" fn(c_int, *const c_char, c_int, c_uint, *mut libc::statx) -> c_int;
 pub type AccessFn = unsafe extern "C" fn(*const c_char, c_int) -> c_int;
+pub type FstatFn = unsafe extern "C" fn(c_int, *mut libc::stat) -> c_int;
 pub type FaccessatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, c_int) -> c_int;
+pub type OpendirFn = unsafe extern "C" fn(*const c_char) -> *mut libc::DIR;
+pub type FdopendirFn = unsafe extern "C" fn(c_int) -> *mut libc::DIR;
+pub type ReaddirFn = unsafe extern "C" fn(*mut libc::DIR) -> *mut libc::dirent64;
+pub type ClosedirFn = unsafe extern "C" fn(*mut libc::DIR) -> c_int;
+pub type RewinddirFn = unsafe extern "C" fn(*mut libc::DIR);
+/// `scandir`/`scandir64` (the filter and comparison as opaque pointers, passed on unchanged).
+pub type ScandirFn = unsafe extern "C" fn(
+    *const c_char,
+    *mut *mut *mut libc::dirent64,
+    *const c_void,
+    *const c_void,
+) -> c_int;
+/// `glob`/`glob64` (the error callback as an opaque pointer, passed on unchanged).
+pub type GlobFn = unsafe extern "C" fn(*const c_char, c_int, *const c_void, *mut c_void) -> c_int;
+pub type ReadlinkFn = unsafe extern "C" fn(*const c_char, *mut c_char, usize) -> isize;
+pub type ReadlinkatFn = unsafe extern "C" fn(c_int, *const c_char, *mut c_char, usize) -> isize;
+pub type GetxattrFn =
+    unsafe extern "C" fn(*const c_char, *const c_char, *mut c_void, usize) -> isize;
+pub type ListxattrFn = unsafe extern "C" fn(*const c_char, *mut c_char, usize) -> isize;
+pub type ChdirFn = unsafe extern "C" fn(*const c_char) -> c_int;
+pub type FchdirFn = unsafe extern "C" fn(c_int) -> c_int;
+pub type GetcwdFn = unsafe extern "C" fn(*mut c_char, usize) -> *mut c_char;
+pub type FopenFn = unsafe extern "C" fn(*const c_char, *const c_char) -> *mut libc::FILE;
 
 /// One cached `dlsym(RTLD_NEXT, …)` lookup.
 struct Slot(AtomicPtr<c_void>);
@@ -88,6 +112,29 @@ real! {
     statx: StatxFn = c"statx";
     access: AccessFn = c"access";
     faccessat: FaccessatFn = c"faccessat";
+    opendir: OpendirFn = c"opendir";
+    fdopendir: FdopendirFn = c"fdopendir";
+    readdir: ReaddirFn = c"readdir";
+    readdir64: ReaddirFn = c"readdir64";
+    closedir: ClosedirFn = c"closedir";
+    rewinddir: RewinddirFn = c"rewinddir";
+    scandir: ScandirFn = c"scandir";
+    scandir64: ScandirFn = c"scandir64";
+    glob: GlobFn = c"glob";
+    glob64: GlobFn = c"glob64";
+    readlink: ReadlinkFn = c"readlink";
+    readlinkat: ReadlinkatFn = c"readlinkat";
+    fopen: FopenFn = c"fopen";
+    fopen64: FopenFn = c"fopen64";
+    fstat: FstatFn = c"fstat";
+    fstat64: FstatFn = c"fstat64";
+    chdir: ChdirFn = c"chdir";
+    fchdir: FchdirFn = c"fchdir";
+    getcwd: GetcwdFn = c"getcwd";
+    getxattr: GetxattrFn = c"getxattr";
+    lgetxattr: GetxattrFn = c"lgetxattr";
+    listxattr: ListxattrFn = c"listxattr";
+    llistxattr: ListxattrFn = c"llistxattr";
 }
 
 /// Sets the calling thread's `errno`.

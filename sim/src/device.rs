@@ -102,6 +102,8 @@ pub(crate) struct Core {
     pub dge: crate::dge::Dge,
     /// The instruction-level record of the current (or last) execution, when tracing.
     pub trace: Option<crate::profile::TraceRecorder>,
+    /// Executions since the device was created (survives [`Domain::reset_core`]).
+    pub activity: crate::profile::CoreActivity,
 }
 
 impl Core {
@@ -122,6 +124,7 @@ impl Core {
             onchip: OnChip::new(target),
             dge: Default::default(),
             trace: None,
+            activity: Default::default(),
         }
     }
 }
@@ -1051,8 +1054,11 @@ impl Domain {
             .values()
             .map(|q| q.queue.handle)
             .collect();
-        // A fresh core, on-chip memory included (its pages are materialised on first touch).
+        // A fresh core, on-chip memory included (its pages are materialised on first touch);
+        // its running totals carry over, like the driver's counters.
+        let activity = self.cores[nc].activity;
         self.cores[nc] = Core::new(self.target);
+        self.cores[nc].activity = activity;
         nqs
     }
 }

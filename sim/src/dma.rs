@@ -395,24 +395,24 @@ impl Domain {
         let queue = self.queue_mut(q);
         queue.status = QueueStatus::Aborted;
         queue.seq_block = false;
-        let compute_idx = self.cores[q.nc].seq.current_idx();
-        let n = match f.uncorrectable {
-            Some(address) => Notification::HbmUncorrectable {
-                core: q.nc,
-                compute_idx,
-                address,
-            },
-            None => Notification::DmaError {
-                core: q.nc,
-                engine: q.engine,
-                queue: q.queue,
-                compute_idx,
-                descriptor_index: f.index,
-                address: f.address,
-                fault: f.fault,
-            },
-        };
-        self.post(q.nc, n);
+        match f.uncorrectable {
+            Some(address) => self.post_hbm_uncorrectable(q.nc, address),
+            None => {
+                let compute_idx = self.cores[q.nc].seq.current_idx();
+                self.post(
+                    q.nc,
+                    Notification::DmaError {
+                        core: q.nc,
+                        engine: q.engine,
+                        queue: q.queue,
+                        compute_idx,
+                        descriptor_index: f.index,
+                        address: f.address,
+                        fault: f.fault,
+                    },
+                );
+            }
+        }
         self.seq_fault(q.nc);
     }
 

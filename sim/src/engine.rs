@@ -618,15 +618,7 @@ impl Domain {
         let fetched = self.shared.mem().read(pc, &mut raw);
         if let Err(e) = fetched {
             if let MemFault::Uncorrectable { addr } = e {
-                let compute_idx = self.cores[nc].seq.current_idx();
-                self.post(
-                    nc,
-                    Notification::HbmUncorrectable {
-                        core: nc,
-                        compute_idx,
-                        address: addr,
-                    },
-                );
+                self.post_hbm_uncorrectable(nc, addr);
             }
             return Err((ExecFault::OutOfBounds, 0));
         }
@@ -860,17 +852,23 @@ impl Domain {
         opcode: u32,
     ) -> (ExecFault, u32) {
         if let AccessFault::Mem(MemFault::Uncorrectable { addr }) = e {
-            let compute_idx = self.cores[nc].seq.current_idx();
-            self.post(
-                nc,
-                Notification::HbmUncorrectable {
-                    core: nc,
-                    compute_idx,
-                    address: addr,
-                },
-            );
+            self.post_hbm_uncorrectable(nc, addr);
         }
         (ExecFault::OutOfBounds, opcode)
+    }
+
+    /// Posts the `HbmUncorrectable` entry of the execution `nc` is running: a read hit an
+    /// address with an injected uncorrectable error (an engine's fetch or operand, or a DMA).
+    pub(crate) fn post_hbm_uncorrectable(&mut self, nc: NcIndex, address: DeviceAddr) {
+        let compute_idx = self.cores[nc].seq.current_idx();
+        self.post(
+            nc,
+            Notification::HbmUncorrectable {
+                core: nc,
+                compute_idx,
+                address,
+            },
+        );
     }
 
     /// Writes the `ExecError` entry for the engine's current instruction and aborts.

@@ -2,8 +2,10 @@
 //! device profile's (`nrt-emu profile`): busy time per engine and of DMA, instruction counts,
 //! and bytes moved by memory. Reset when an execution begins; read after it completes
 //! ([`crate::Sim::exec_profile`], or the simulator's profiling capability,
-//! [`nrt_hal::profile::Profiler::exec_profile`]). The counter types are the device contract's
-//! ([`nrt_hal::profile`]); the simulator fills them in.
+//! [`nrt_hal::profile::Profiler::exec_profile`]); the counter types are the device contract's
+//! ([`nrt_hal::profile`]) and the simulator fills them in. Beside them, [`CoreActivity`]
+//! accumulates whole executions for the life of the device — what the driver's per-core sysfs
+//! counters report (docs/driver.md §13).
 //!
 //! Engines and DMA record each instruction or descriptor pair as a busy interval in device
 //! cycles. Intervals reach the counters in nondecreasing start order (the scheduler runs units
@@ -85,4 +87,20 @@ impl TraceRecorder {
                 .push(TracedSemaphore { id, value, time });
         }
     }
+}
+
+/// Executions of one core since the device was created, kept across core resets (the driver's
+/// per-core counters run from driver load, docs/driver.md §13; [`crate::Sim::core_activity`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CoreActivity {
+    /// Executions completed, faulted ones included.
+    pub executions: u64,
+    /// Executions that completed with a fault (an error notification).
+    pub faulted: u64,
+    /// Multiply-accumulates the PE array computed over all executions.
+    pub pe_macs: u64,
+    /// Device cycles of the last completed execution, from its start to its completion.
+    pub last_cycles: u64,
+    /// Device cycles spent in executions, summed.
+    pub busy_cycles: u64,
 }

@@ -379,6 +379,13 @@ impl Domain {
             tr.open = false;
         }
         self.stats.executions += 1;
+        let core = &mut self.cores[nc];
+        let a = &mut core.activity;
+        a.executions += 1;
+        a.faulted += u64::from(faulted);
+        a.pe_macs += core.profile.pe_macs;
+        a.last_cycles = cycles;
+        a.busy_cycles += cycles;
         self.timeline.record(
             Track::Sequencer(nc),
             || format!("exec #{compute_idx}"),

@@ -341,6 +341,15 @@ impl Sim {
             .map(|t| t.trace.clone())
     }
 
+    /// Core `nc`'s executions since the device was created (zero for a core the device
+    /// lacks).
+    pub fn core_activity(&self, nc: NcIndex) -> crate::profile::CoreActivity {
+        if !self.target.has_core(nc) {
+            return Default::default();
+        }
+        self.core(nc).cores[nc].activity
+    }
+
     /// The clock domains' timelines as one (see [`Timeline::merged`]).
     fn timeline(&self) -> Timeline {
         let guards: Vec<_> = self.domains.iter().map(|c| c.lock()).collect();

@@ -159,3 +159,30 @@ fn install_lays_out_the_library_and_headers_and_guards_a_real_libnrt() {
     assert!(std::fs::metadata(lib.join("libnrt.so.1")).unwrap().len() > 1 << 20);
     std::fs::remove_dir_all(&prefix).unwrap();
 }
+
+#[test]
+fn conform_takes_its_backend_from_the_environment_like_run() {
+    let neff = nrt_fixtures::fixtures_dir().join("neffs/add.trn1.neff");
+    let neff = neff.to_str().unwrap();
+    for cmd in ["run", "conform"] {
+        let sim = crate::support::nrt_emu_in(None, &[("NRT_EMU_BACKEND", "sim")], &[cmd, neff]);
+        assert!(sim.ok, "{cmd}: {}", sim.stderr);
+        // No Neuron device here: the driver backend is what the environment chose.
+        let drv = crate::support::nrt_emu_in(None, &[("NRT_EMU_BACKEND", "driver")], &[cmd, neff]);
+        assert!(!drv.ok, "{cmd} ran on a driver device");
+        assert!(drv.stderr.contains("/dev/neuron0"), "{cmd}: {}", drv.stderr);
+        // The flag wins over the environment.
+        let flag = crate::support::nrt_emu_in(
+            None,
+            &[("NRT_EMU_BACKEND", "driver")],
+            &[cmd, neff, "--backend", "sim"],
+        );
+        assert!(flag.ok, "{cmd}: {}", flag.stderr);
+        let bad = crate::support::nrt_emu_in(None, &[("NRT_EMU_BACKEND", "bogus")], &[cmd, neff]);
+        assert!(
+            !bad.ok && bad.stderr.contains("NRT_EMU_BACKEND"),
+            "{cmd}: {}",
+            bad.stderr
+        );
+    }
+}

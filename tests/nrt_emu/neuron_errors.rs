@@ -12,7 +12,6 @@ use nrt_emu::hal::{EngineKind, Hal, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
 use nrt_emu::runtime::{NrtStatus, Runtime};
 use nrt_emu::sim::{Sim, SimConfig};
-use nrt_fixtures::compiler::Op;
 use nrt_fixtures::{zoo, ZooModel, GOLDEN_SEED};
 
 use crate::support;
@@ -22,17 +21,14 @@ use crate::support;
 fn broken_add(edit: impl Fn(&mut [u8; 64])) -> (ZooModel, Vec<u8>, usize, String) {
     let m = zoo::build("neuron_add", Target::Trn1).unwrap();
     let mut p = m.program.clone();
-    let ops = &mut p.subgraphs[0].engines[EngineKind::Dve.index()].ops;
-    let at = ops
+    let records = &mut p.subgraphs[0].engine_mut(EngineKind::Dve).records;
+    let at = records
         .iter()
-        .position(|o| matches!(o, Op::Neuron(n) if n.opcode() == NeuronOpcode::TensorTensor))
+        .position(|r| r.opcode() == NeuronOpcode::TensorTensor.byte())
         .unwrap();
-    let Op::Neuron(n) = &ops[at] else {
-        unreachable!()
-    };
-    let mut bytes = n.encode().unwrap().0;
+    let mut bytes = records[at].0;
     edit(&mut bytes);
-    ops[at] = Op::Raw(Record(bytes));
+    records[at] = Record(bytes);
     let neff = p.to_neff();
     (m, neff, at, Record(bytes).to_hex())
 }
@@ -158,16 +154,52 @@ fn a_wait_that_can_never_hold_is_a_deadlock_naming_each_engine() {
 fn a_block_triggered_twice_is_refused_at_load() {
     let m = zoo::build("neuron_add", Target::Trn1).unwrap();
     let mut p = m.program.clone();
-    let ops = &mut p.subgraphs[0].engines[EngineKind::Sp.index()].ops;
-    let at = ops
+    let records = &mut p.subgraphs[0].engine_mut(EngineKind::Sp).records;
+    let at = records
         .iter()
-        .position(|o| matches!(o, Op::Neuron(n) if n.opcode() == NeuronOpcode::DmaTrigger))
+        .position(|r| r.opcode() == NeuronOpcode::DmaTrigger.byte())
         .unwrap();
-    let again = ops[at].clone();
-    ops.insert(at + 1, again);
+    let again = records[at];
+    records.insert(at + 1, again);
     let rt = runtime();
     let e = rt.load(&p.to_neff(), 0).unwrap_err();
     assert_eq!(e.status, NrtStatus::Invalid, "{e}");
     assert!(e.message.contains("a second time"), "{e}");
+    still_works(&rt);
+}
+
+#[test]
+fn a_staging_failure_after_the_queues_were_taken_returns_them() {
+    // neuron_add with a DMA_DIRECT2D whose completion adds nothing (byte 14) appended to its
+    // Pool stream: the load fails relocating the stream, after the queue sets its triggers use
+    // took their hardware queues. Each failure must return them: more failures than the core
+    // has queues for, and the good model still loads.
+    let m = zoo::build("neuron_add", Target::Trn1).unwrap();
+    let mut p = m.program.clone();
+    let (_, mut dma) = nrt_emu::hal::isa::neuron::samples()
+        .into_iter()
+        .find(|s| s.1.opcode() == NeuronOpcode::DmaDirect2d.byte())
+        .unwrap();
+    dma.0[14] = 0;
+    p.subgraphs[0]
+        .engine_mut(EngineKind::Pool)
+        .records
+        .push(dma);
+    let neff = p.to_neff();
+    // (The broken NEFF keeps the good one's UUID: it is loaded first, so the runtime's
+    // parsed-NEFF cache cannot hand back the good one.)
+    let rt = runtime();
+    let fail = || {
+        let e = rt.load(&neff, 0).unwrap_err();
+        assert_eq!(e.status, NrtStatus::Invalid, "{e}");
+        assert!(e.message.contains("sem_increment"), "{e}");
+    };
+    fail();
+    let before = support::device_bytes_and_allocations(&**rt.hal());
+    // Every (engine, queue) of a core is 16 × 14 queues.
+    for _ in 0..250 {
+        fail();
+    }
+    assert_eq!(support::device_bytes_and_allocations(&**rt.hal()), before);
     still_works(&rt);
 }

@@ -146,3 +146,92 @@ impl CliRun {
         self
     }
 }
+
+/// One execution's outputs (model order) and cycles per core.
+#[derive(Debug)]
+pub struct Run {
+    /// Each output's bytes, in the model's output order.
+    pub outputs: Vec<Vec<u8>>,
+    /// Device cycles per core.
+    pub cycles: Vec<u64>,
+    /// PE multiply-accumulates and DMA bytes of the execution, over every core.
+    pub work: (u64, u64),
+    /// Host time of the `execute` call (not compared: it is the host's, not the device's).
+    pub host: std::time::Duration,
+}
+
+impl PartialEq for Run {
+    fn eq(&self, o: &Run) -> bool {
+        (&self.outputs, &self.cycles, self.work) == (&o.outputs, &o.cycles, o.work)
+    }
+}
+
+impl Eq for Run {}
+
+/// Loads `neff` on a fresh simulator of `target` and executes it `times` times with `inputs`
+/// (given by input name, dtype and element count).
+pub fn run_neff(
+    target: nrt_emu::hal::Target,
+    neff: &[u8],
+    inputs: &dyn Fn(&str, nrt_emu::hal::Dtype, usize) -> Vec<u8>,
+    times: usize,
+) -> Vec<Run> {
+    use std::sync::Arc;
+    let sim = Arc::new(nrt_emu::sim::Sim::new(nrt_emu::sim::SimConfig::new(target)));
+    let hal: Arc<dyn Hal> = sim;
+    let rt = Runtime::new(
+        hal.clone(),
+        nrt_emu::runtime::config::RuntimeConfig::default(),
+    )
+    .unwrap();
+    let id = rt.load(neff, -1).unwrap();
+    let model = rt.model(id).unwrap();
+    let mut ins = TensorSet::new();
+    for t in &model.parsed.model.inputs {
+        let n = t.size as usize / t.dtype.size();
+        let data = inputs(&t.name, t.dtype, n);
+        let d = rt
+            .tensor_allocate(Placement::Device, model.vnc, t.size, &t.name)
+            .unwrap();
+        d.write(0, &data).unwrap();
+        ins.add(&t.name, d);
+    }
+    let mut outs = TensorSet::new();
+    let mut names = Vec::new();
+    for t in &model.parsed.model.outputs {
+        if names.contains(&t.name) {
+            continue;
+        }
+        let d = rt
+            .tensor_allocate(Placement::Device, model.vnc, t.size, &t.name)
+            .unwrap();
+        outs.add(&t.name, d);
+        names.push(t.name.clone());
+    }
+    (0..times)
+        .map(|_| {
+            for (_, t) in outs.iter() {
+                t.memset(0, 0xFF, t.size()).unwrap();
+            }
+            let t0 = std::time::Instant::now();
+            let report = rt
+                .execute(id, &ins, &outs)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let host = t0.elapsed();
+            let profiler = hal.profiler().expect("the simulator profiles");
+            let work = (0..target.spec().nc_count).fold((0, 0), |(m, b), nc| {
+                let p = profiler.exec_profile(NcIndex(nc));
+                (m + p.pe_macs, b + p.dma_bytes)
+            });
+            Run {
+                outputs: names
+                    .iter()
+                    .map(|n| outs.get(n).unwrap().to_vec().unwrap())
+                    .collect(),
+                cycles: report.cycles,
+                work,
+                host,
+            }
+        })
+        .collect()
+}

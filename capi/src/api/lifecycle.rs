@@ -19,15 +19,15 @@ use crate::types::{fill_c_chars, NrtInstanceInfo, NrtStatusC, NrtVersion};
 /// `nrt-emu install` in the file).
 pub const IDENT: &str = concat!("nrt-emu libnrt ", env!("CARGO_PKG_VERSION"));
 
-fn version_numbers() -> [u64; 4] {
-    let mut v = [0u64; 4];
-    for (slot, part) in v
-        .iter_mut()
-        .zip(env!("CARGO_PKG_VERSION").split(['.', '-']))
-    {
-        *slot = part.parse().unwrap_or(0);
-    }
-    v
+/// The libnrt API level this library implements, as `nrt_get_version` reports it (`rt_major`,
+/// `rt_minor`, `rt_patch`, `rt_maintenance`): the Neuron Runtime Library release whose public
+/// headers `include/nrt/` reproduces (docs/c-api.md §8.3). A client gating on "runtime ≥ 2.x"
+/// sees a 2.x runtime; nrt-emu's own version is in `rt_detail` and `git_hash`.
+pub use nrt_hal::version::NRT_API_VERSION;
+
+/// [`NRT_API_VERSION`] as `major.minor.patch.maintenance`.
+pub fn api_version_string() -> String {
+    nrt_hal::version::nrt_api_version_string()
 }
 
 /// `nrt_init`.
@@ -64,8 +64,8 @@ pub unsafe extern "C" fn nrt_init(
         })?;
         let backend = backend.describe();
         log::info(&format!(
-            "{IDENT}: Neuron Runtime API {}.{} on a {target} {backend} (framework {framework} {fw:?}, {fal:?})",
-            2, 0
+            "{IDENT}: Neuron Runtime API {} on a {target} {backend} (framework {framework} {fw:?}, {fal:?})",
+            api_version_string()
         ));
         crate::api::profile::begin_from_env();
         Ok(())
@@ -90,7 +90,7 @@ pub unsafe extern "C" fn nrt_get_version(ver: *mut NrtVersion, size: usize) -> N
         if ver.is_null() {
             return Err(ptr::null("ver"));
         }
-        let [major, minor, patch, maint] = version_numbers();
+        let [major, minor, patch, maint] = NRT_API_VERSION;
         let mut v = NrtVersion {
             rt_major: major,
             rt_minor: minor,
@@ -101,7 +101,7 @@ pub unsafe extern "C" fn nrt_get_version(ver: *mut NrtVersion, size: usize) -> N
         };
         fill_c_chars(
             &mut v.rt_detail,
-            &format!("{IDENT}: the Neuron runtime C API over the nrt-emu runtime"),
+            &format!("{IDENT} (Neuron Runtime API {})", api_version_string()),
         );
         fill_c_chars(
             &mut v.git_hash,

@@ -291,3 +291,55 @@ fn legacy_async_mode_returns_at_once_and_calls_back_for_every_execution() {
     let inputs = m.generate_inputs(nrt_fixtures::GOLDEN_SEED);
     m.check_outputs(&inputs, &outputs[1..]).unwrap();
 }
+
+/// What the version programs print, for the values docs/c-api.md §8.3 documents.
+fn expected_version_line() -> String {
+    let [a, b, c, d] = nrt::NRT_API_VERSION;
+    assert_eq!(
+        [a, b],
+        [2, 30],
+        "the API level of the shipped (SDK 2.28.0) headers"
+    );
+    format!(
+        "version {a}.{b}.{c}.{d} | nrt-emu libnrt {v} (Neuron Runtime API {a}.{b}.{c}.{d}) | nrt-emu-{v}",
+        v = env!("CARGO_PKG_VERSION")
+    )
+}
+
+#[test]
+fn nrt_get_version_reports_the_api_level_and_names_nrt_emu_from_c() {
+    if !have("cc") {
+        return;
+    }
+    let f = flags();
+    let bin = compile("cc", "version.c", "c11", &refs(&f));
+    let o = run(&bin, &[], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        expected_version_line()
+    );
+}
+
+#[test]
+fn nrt_get_version_reports_the_api_level_through_ctypes() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        println!("SKIP: no python3 on PATH (.ci/run installs one)");
+        return;
+    }
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/version_ctypes.py");
+    let o = run(
+        std::path::Path::new("python3"),
+        &[script.to_str().unwrap()],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        expected_version_line()
+    );
+}

@@ -95,6 +95,8 @@ determinism_gate! {
     deterministic_neuron_conv_pool_trn2: "neuron_conv_pool" on Trn2;
     deterministic_neuron_transpose_trn1: "neuron_transpose" on Trn1;
     deterministic_neuron_transpose_trn2: "neuron_transpose" on Trn2;
+    deterministic_neuron_gather_trn1: "neuron_gather" on Trn1;
+    deterministic_neuron_gather_trn2: "neuron_gather" on Trn2;
 }
 
 /// 8 threads each running a *different* model at the same time give the same documents as

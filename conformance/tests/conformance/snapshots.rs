@@ -5,7 +5,8 @@
 //! or event operation, an instruction, an allocation, an output byte — changes a snapshot and
 //! fails this test until the new snapshot is reviewed and committed. With `CI=true` insta never
 //! writes snapshots; locally it writes `.snap.new` files for review, and
-//! `INSTA_UPDATE=always cargo test -p nrt-conformance --test snapshots` accepts every change.
+//! `INSTA_UPDATE=always cargo test -p nrt-conformance --test conformance snapshots` accepts every
+//! change (the snapshot tests are the `snapshots` module of the `conformance` test binary).
 
 use nrt_conformance::harness::seeded_inputs;
 use nrt_conformance::{run_sim, Phase, RunOptions, DEFAULT_SEED};
@@ -53,6 +54,12 @@ fn check(name: &str, target: Target) {
             .contains("do_model_switch=0 reload_seq_config=0 load_act_dve_tables=0"));
         assert!(!text(Phase::Exec2).contains("reload_seq_config=1"));
     }
+    assert_snapshots(&c, &m.id(), &format!("zoo model `{name}` on {target}"));
+}
+
+/// Checks each phase of `c` against its committed snapshot `tests/snapshots/<id>.<phase>.snap`,
+/// described as the trace of `what`.
+fn assert_snapshots(c: &nrt_conformance::Conformance, id: &str, what: &str) {
     let mut settings = insta::Settings::clone_current();
     // The snapshots stay in tests/snapshots/, next to this binary's directory.
     settings.set_snapshot_path("../snapshots");
@@ -60,11 +67,14 @@ fn check(name: &str, target: Target) {
     settings.set_omit_expression(true);
     for p in Phase::ALL {
         settings.set_description(format!(
-            "nrt-conformance trace of zoo model `{name}` on {target}, phase {}",
+            "nrt-conformance trace of {what}, phase {}",
             p.name()
         ));
-        let snap = format!("{}.{}", m.id(), p.name());
-        let body = text(p);
+        let snap = format!("{id}.{}", p.name());
+        let body = c
+            .phase(p)
+            .unwrap_or_else(|| panic!("{id}: no {p:?}"))
+            .text();
         settings.bind(|| insta::assert_snapshot!(snap, body));
     }
 }
@@ -113,6 +123,8 @@ snapshot_tests! {
     neuron_conv_pool_trn2: "neuron_conv_pool" on Trn2;
     neuron_transpose_trn1: "neuron_transpose" on Trn1;
     neuron_transpose_trn2: "neuron_transpose" on Trn2;
+    neuron_gather_trn1: "neuron_gather" on Trn1;
+    neuron_gather_trn2: "neuron_gather" on Trn2;
 }
 
 #[test]
@@ -136,4 +148,47 @@ fn seeded_inputs_are_the_zoo_golden_inputs() {
             .collect();
         assert_eq!(ours, m.generate_inputs(GOLDEN_SEED), "{}", m.id());
     }
+}
+
+/// The current-compiler NEFF with a snapshot: nkipy's matmul (compiler 2.23, both cores of an
+/// LNC=2 trn2; its DMAs issued by Pool and SP instructions through a DGE table). Read from
+/// `../shared/current-neffs` (or `$NRT_EMU_CURRENT_NEFFS`); without it the test prints a skip
+/// line. The trace names the var slots symbolically, so it must not move with the allocator.
+#[test]
+fn current_neff_matmul_small() {
+    let dir = std::env::var_os("NRT_EMU_CURRENT_NEFFS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/current-neffs")
+        });
+    let path = dir.join("aws-neuron+nkipy--matmul_small.neff");
+    let Ok(neff) = std::fs::read(&path) else {
+        println!("SKIP current-neffs: {} not found", path.display());
+        return;
+    };
+    let c = run_sim(&neff, &RunOptions::default()).unwrap();
+    assert_eq!(c.target, Target::Trn2);
+    let shifted = run_sim(
+        &neff,
+        &RunOptions {
+            alloc_base_offset: 0x20_0000,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(c.document(), shifted.document());
+    let doc = c.document();
+    assert!(!doc.contains("?0x"), "{doc}");
+    assert!(
+        doc.contains("dma.direct") && doc.contains("[slot #"),
+        "{doc}"
+    );
+    for p in [Phase::Exec1, Phase::Exec2] {
+        assert_eq!(c.phase(p).unwrap().result, "ok", "{p:?}");
+    }
+    assert_snapshots(
+        &c,
+        "current.matmul_small.trn2",
+        "the current-compiler NEFF aws-neuron+nkipy--matmul_small on trn2",
+    );
 }

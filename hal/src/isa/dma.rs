@@ -18,6 +18,33 @@ pub struct DmaPattern {
 }
 
 impl DmaPattern {
+    /// Reads a pattern laid out as two i32 steps at byte `steps` and two u16 counts at byte
+    /// `nums` (innermost first), as both encodings write it; a zero count is refused with its
+    /// byte offset.
+    pub(crate) fn read_at(r: &super::Record, steps: usize, nums: usize) -> Result<Self, usize> {
+        let mut p = DmaPattern {
+            steps: [0; 2],
+            nums: [0; 2],
+        };
+        for i in 0..2 {
+            p.steps[i] = i32::from_le_bytes(super::layout::get(r, steps + 4 * i));
+            let at = nums + 2 * i;
+            p.nums[i] = u16::from_le_bytes(super::layout::get(r, at));
+            if p.nums[i] == 0 {
+                return Err(at);
+            }
+        }
+        Ok(p)
+    }
+
+    /// Writes the pattern where [`DmaPattern::read_at`] reads it.
+    pub(crate) fn write_at(&self, r: &mut super::Record, steps: usize, nums: usize) {
+        for i in 0..2 {
+            super::layout::put(r, steps + 4 * i, &self.steps[i].to_le_bytes());
+            super::layout::put(r, nums + 2 * i, &self.nums[i].to_le_bytes());
+        }
+    }
+
     /// Chunks moved.
     pub fn chunks(&self) -> u64 {
         u64::from(self.nums[0]) * u64::from(self.nums[1])

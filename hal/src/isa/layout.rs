@@ -74,6 +74,41 @@ pub trait Slot<T> {
     fn span(&self) -> Range<usize>;
 }
 
+/// Bytes `at..at + N` of a record (the slots' reader).
+pub(crate) fn get<const N: usize>(r: &Record, at: usize) -> [u8; N] {
+    let mut a = [0u8; N];
+    a.copy_from_slice(&r.0[at..at + N]);
+    a
+}
+
+/// Writes `bytes` at `at` (the slots' writer).
+pub(crate) fn put(r: &mut Record, at: usize, bytes: &[u8]) {
+    r.0[at..at + bytes.len()].copy_from_slice(bytes);
+}
+
+/// Implements [`Slot`] of each listed integer or float type for an encoding's raw
+/// little-endian slot (`struct $slot(pub usize)`, the field's offset; any value accepted), with
+/// the encoding's error types.
+macro_rules! le_slots {
+    ($slot:ident, $derr:ty, $eerr:ty; $($t:ty),*) => {$(
+        impl $crate::isa::layout::Slot<$t> for $slot {
+            type DecodeError = $derr;
+            type EncodeError = $eerr;
+            fn read(&self, r: &$crate::isa::codec::Record) -> Result<$t, $derr> {
+                Ok(<$t>::from_le_bytes($crate::isa::layout::get(r, self.0)))
+            }
+            fn write(&self, r: &mut $crate::isa::codec::Record, v: &$t) -> Result<(), $eerr> {
+                $crate::isa::layout::put(r, self.0, &v.to_le_bytes());
+                Ok(())
+            }
+            fn span(&self) -> core::ops::Range<usize> {
+                self.0..self.0 + core::mem::size_of::<$t>()
+            }
+        }
+    )*};
+}
+pub(crate) use le_slots;
+
 /// The errors the generated decoder raises itself, built by the encoding's error type.
 pub trait LayoutError {
     /// Byte 0 is no opcode of the encoding.

@@ -13,75 +13,20 @@ use nrt_hal::isa::{
 use nrt_hal::{Dtype, SemaphoreId};
 use proptest::prelude::*;
 
-/// The real sample's DVE record 2 (vector add, trn2), byte for byte.
-const SAMPLE_ADD: [u8; 64] = [
-    0x41, 0x10, 0x00, 0x00, 0x05, 0x09, 0x13, 0x06, 0x10, 0x00, 0x00, 0x00, 0xAA, 0x0A, 0x04, 0x80,
-    0x78, 0x41, 0x03, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0xE8, 0x03, 0x01, 0x00, 0x01, 0x00,
-    0x58, 0x70, 0x03, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0xE8, 0x03, 0x01, 0x00, 0x01, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0xE8, 0x03, 0x01, 0x00, 0x01, 0x00,
-];
-
-fn rec(hex: &str) -> Record {
-    let h: String = hex.split_whitespace().collect();
-    let mut b = [0u8; 64];
-    for (i, x) in b.iter_mut().enumerate() {
-        *x = u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap();
-    }
-    Record(b)
+/// One record of each opcode (the crate's samples).
+fn samples() -> Vec<Record> {
+    nrt_hal::isa::neuron::samples()
+        .into_iter()
+        .map(|s| s.1)
+        .collect()
 }
 
-/// One record of each opcode, in forms compilers 2.18–2.23 write (from the public NEFFs'
-/// layouts, docs/neuron-isa.md §6, §13).
-fn samples() -> Vec<Record> {
-    let mut v: Vec<Record> = [
-        // LDWEIGHTS fp32 LOW, waiting on a DMA semaphore.
-        "01100000 05080000 10000000 00000000 f4790300 ffff0000 00008000 01000100 0a010000 00008080 00000000 0f0f0000 00000000 00000000 00000000 00000000",
-        // MATMUL fp32 LOW_HIGH, start.
-        "02100000 00000000 00000000 00000000 f86f0300 01000000 00000002 01000100 0a030000 00008080 00000001 0f0f0000 00080002 01000000 00000002 01000100",
-        // ACTIVATE EXP with a bias pointer.
-        "21100000 05061304 07000000 00000000 f8570300 01000100 01000002 01000100 aa0a8007 0000803f 10600000 00000000 20600000 01000100 01000002 01000100",
-        // ACT_TABLE_LOAD.
-        "23100000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
-        // TENSOR_REDUCE max.
-        "42100000 05191306 10000000 f8570300 01000100 01000100 00020100 01000100 0a0a8000 08020000 00000000 00600000 01000100 01000100 01000100 01000100",
-        // TENSOR_SCALAR multiply by a pointer operand.
-        "43100000 05061306 0d000000 00000000 20600000 01000100 01000002 01000100 0a0a8001 06000000 40800000 00000000 50800000 01000100 01000002 01000100",
-        // COPY PSUM → SBUF.
-        "46100000 05051304 01000000 00080002 01000100 01000100 00020100 01000100 0a0a8000 00000000 00000000 00400000 01000100 01000100 00020100 01000100",
-        // CAST bf16 → fp32.
-        "47100000 05051304 04000000 00000002 01000100 01000100 00020100 01000100 060a8000 00000000 00000000 00400000 01000100 01000100 00020100 01000100",
-        // RECIPROCAL.
-        "48100000 05061306 0c000000 30800000 01000100 01000100 04000100 01000100 0a0a8000 00000000 00000000 40800000 01000100 01000100 04000100 01000100",
-        // MEMSET one fp32 element of PSUM.
-        "49100000 00001306 00000000 00000000 00000000 00000000 00000000 01000000 0a008000 00000000 00000000 00000002 01000100 01000100 01000100 01000100",
-        // AFFINE_SELECT building an identity.
-        "92100000 05061303 08000000 80aa033d 00000000 01000100 01000100 80000100 01000100 a8580000 01000100 80000100 a8580000 01000100 80000100 ffffffff",
-        // EVENT_SEMAPHORE.
-        "a0100000 05090000 10000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
-        // NOP with a wait.
-        "a4100000 050b0000 10000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
-        // REGISTER_MOVE.
-        "a7100000 00000000 00000000 01090100 00000000 00000000 3d000000 00000000 0000803f 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
-        // REGISTER_ALU add.
-        "a8100000 00000000 00000000 04090100 3c000000 3c000000 00000100 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
-        // DRAIN.
-        "b1100000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
-        // DMA trigger with a wait.
-        "c1100000 05060000 64010000 71506f6f 6c494f30 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
-        // SET_ORDERING_MODE.
-        "cc100000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
-        // TENSOR_LOAD into register 61.
-        "ce100000 05040000 58000000 09000101 00000000 08730100 01000000 08000000 3d000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
-        // DMA_DIRECT2D from a DGE-table var into SBUF.
-        "d4100000 00000000 00000000 00081000 00000000 00000020 00080000 01000000 80000100 00080000 f8770300 00000010 00000400 01000000 80000100 00080a0a",
-        // DMA_MARK.
-        "da000000 00000000 00000000 00000010 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000",
-    ]
-    .iter()
-    .map(|h| rec(h))
-    .collect();
-    v.push(Record(SAMPLE_ADD));
-    v
+/// The real sample's DVE record 2 (vector add, trn2), byte for byte: the last sample.
+fn sample_add() -> [u8; 64] {
+    let s = samples();
+    let r = s.last().expect("samples");
+    assert_eq!(r.opcode(), 0x41);
+    r.0
 }
 
 #[test]
@@ -142,7 +87,7 @@ proptest! {
 
 #[test]
 fn the_sample_tensor_tensor_decodes_to_an_fp32_add() {
-    let n = NeuronInstr::decode(&Record(SAMPLE_ADD)).unwrap();
+    let n = NeuronInstr::decode(&Record(sample_add())).unwrap();
     assert_eq!(
         n.sync(),
         Sync {
@@ -178,16 +123,16 @@ fn the_sample_tensor_tensor_decodes_to_an_fp32_add() {
     assert_eq!(in1.offset(), 225_368);
     assert_eq!(out.offset(), 0);
     assert_eq!(in0.dtype(), Dtype::F32);
-    assert_eq!(n.encode().unwrap(), Record(SAMPLE_ADD));
+    assert_eq!(n.encode().unwrap(), Record(sample_add()));
     assert!(matches!(
-        decode_any(&Record(SAMPLE_ADD)),
+        decode_any(&Record(sample_add())),
         Ok(Decoded::Neuron(_))
     ));
     assert_eq!(
-        decode_any(&Record(SAMPLE_ADD)).unwrap().encoding(),
+        decode_any(&Record(sample_add())).unwrap().encoding(),
         Encoding::Neuron
     );
-    let text = nrt_hal::isa::disassemble_record(&Record(SAMPLE_ADD));
+    let text = nrt_hal::isa::disassemble_record(&Record(sample_add()));
     assert!(
         text.starts_with("TENSOR_TENSOR S[9]>=16 S[6]++@complete op=ADD"),
         "{text}"
@@ -203,7 +148,7 @@ fn field_error(bytes: [u8; 64]) -> (usize, String) {
 
 #[test]
 fn unknown_values_name_the_opcode_byte_and_field() {
-    let mut b = SAMPLE_ADD;
+    let mut b = sample_add();
     b[14] = 0x05;
     let (at, msg) = field_error(b);
     assert_eq!(at, 14);
@@ -212,7 +157,7 @@ fn unknown_values_name_the_opcode_byte_and_field() {
         "{msg}"
     );
 
-    let mut b = SAMPLE_ADD;
+    let mut b = sample_add();
     b[15] = 0;
     let (at, msg) = field_error(b);
     assert_eq!(at, 15);
@@ -222,26 +167,26 @@ fn unknown_values_name_the_opcode_byte_and_field() {
 
     // SBUF address bits 18–24 are the start partition; bits above are not guessed, nor is a
     // start partition of PSUM.
-    let mut b = SAMPLE_ADD;
+    let mut b = sample_add();
     b[19] |= 0x04;
     let (at, msg) = field_error(b);
     assert_eq!(at, 16);
     assert!(msg.contains("above 24"), "{msg}");
-    let mut b = SAMPLE_ADD;
+    let mut b = sample_add();
     b[48..52].copy_from_slice(&(0x0200_0000u32 | 1 << 18).to_le_bytes());
     let (at, msg) = field_error(b);
     assert_eq!(at, 48);
     assert!(msg.contains("PSUM"), "{msg}");
 
-    let mut b = SAMPLE_ADD;
+    let mut b = sample_add();
     b[12] = 0xA0; // in0 dtype code 0: not a dtype
     assert_eq!(field_error(b).0, 12);
 
-    let mut b = SAMPLE_ADD;
+    let mut b = sample_add();
     b[4] = 0x03;
     assert!(field_error(b).1.contains("wait mode"));
 
-    let mut b = SAMPLE_ADD;
+    let mut b = sample_add();
     b[6] = 0x12;
     assert!(field_error(b).1.contains("update mode"));
 
@@ -358,7 +303,7 @@ fn multiply_moving_must_follow_its_load_stationary() {
     check_pe_pair(Some(&ld), &mm).unwrap();
     // A MATMUL may follow a MATMUL that keeps the stationary operand (compiler 2.23).
     check_pe_pair(Some(&mm), &mm).unwrap();
-    let e = check_pe_pair(Some(&Record(SAMPLE_ADD)), &mm).unwrap_err();
+    let e = check_pe_pair(Some(&Record(sample_add())), &mm).unwrap_err();
     assert!(e.to_string().contains("not preceded"), "{e}");
     let mut other = ld;
     other.0[34] = 1;

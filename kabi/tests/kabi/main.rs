@@ -4,4 +4,5 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+mod counters;
 mod kabi;

@@ -388,7 +388,9 @@ impl CoreExec {
                             !entries.iter().any(|e| {
                                 matches!(
                                     e,
-                                    Notification::ExecError { .. } | Notification::Deadlock { .. }
+                                    Notification::ExecError { .. }
+                                        | Notification::Deadlock { .. }
+                                        | Notification::DgeError { .. }
                                 )
                             })
                         }
@@ -465,6 +467,7 @@ impl CoreExec {
 /// |---|---|
 /// | `HbmUncorrectable` | `NRT_EXEC_HW_ERR_HBM_UE` (1201) |
 /// | `DmaError` | `NRT_EXEC_HW_ERR_DMA_ABORT` (1203) |
+/// | `DgeError` (a DMA an instruction issued reaches outside its tensor; refused before it moves anything, so the core stays usable) | `NRT_EXEC_HW_ERR_DMA_ABORT` (1203) |
 /// | `ExecError` (unknown opcode, malformed or out-of-bounds instruction) | `NRT_EXEC_COMPLETED_WITH_ERR` (1004): the device detected it while executing, so this is an execution result rather than an invalid request |
 /// | `Deadlock` (engines waiting on semaphores nothing can change) | `NRT_EXEC_COMPLETED_WITH_ERR`; the message lists every stuck engine |
 /// | `NanProduced` | `NRT_EXEC_COMPLETED_WITH_NUM_ERR` (1003) |
@@ -478,7 +481,9 @@ pub fn status_of(
 ) -> Option<Error> {
     let rank = |n: &Notification| match n {
         Notification::HbmUncorrectable { .. } => Some((0, NrtStatus::ExecHwErrHbmUe)),
-        Notification::DmaError { .. } => Some((1, NrtStatus::ExecHwErrDmaAbort)),
+        Notification::DmaError { .. } | Notification::DgeError { .. } => {
+            Some((1, NrtStatus::ExecHwErrDmaAbort))
+        }
         Notification::ExecError { .. } | Notification::Deadlock { .. } => {
             Some((2, NrtStatus::ExecCompletedWithErr))
         }

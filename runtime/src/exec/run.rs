@@ -34,6 +34,24 @@ pub struct AsyncSubmit {
     pub wait: bool,
 }
 
+impl AsyncSubmit {
+    /// Waits for a slot; counts nothing (allocates nothing once warm).
+    pub const WAIT: AsyncSubmit = AsyncSubmit {
+        count: false,
+        wait: true,
+    };
+    /// Waits for a slot; counts the completion on the outputs.
+    pub const WAIT_COUNTED: AsyncSubmit = AsyncSubmit {
+        count: true,
+        wait: true,
+    };
+    /// Never waits (`NRT_QUEUE_FULL` instead); counts the completion on the outputs.
+    pub const TRY_COUNTED: AsyncSubmit = AsyncSubmit {
+        count: true,
+        wait: false,
+    };
+}
+
 impl ExecShared {
     /// `nrt_execute` of `model`. In sync mode (the default) host and virtual tensors are cloned
     /// to the device and results copied back; in async mode
@@ -45,11 +63,7 @@ impl ExecShared {
         outputs: &TensorSet,
     ) -> Result<ExecReport> {
         if self.cfg.async_max_inflight > 0 {
-            let how = AsyncSubmit {
-                count: true,
-                wait: true,
-            };
-            let req = self.submit_async(model, inputs, outputs, how)?;
+            let req = self.submit_async(model, inputs, outputs, AsyncSubmit::WAIT_COUNTED)?;
             return self.wait(
                 req,
                 self.cfg

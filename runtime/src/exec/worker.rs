@@ -480,6 +480,28 @@ fn out_of_bounds(target: Target, instr: &nrt_hal::isa::Instruction) -> Option<St
     })
 }
 
+/// The vars an engine-issued DMA (Neuron `0xD4`) reads and writes, named: `source X,
+/// destination Y`, a DGE-table entry resolved through the subgraph's table.
+fn dma_ends(k: &crate::kbin::Kbin, rec: &nrt_hal::isa::Record) -> Option<String> {
+    use nrt_hal::isa::neuron::{DmaAddrKind, NeuronInstr};
+    let NeuronInstr::DmaDirect2d { src, dst, .. } = NeuronInstr::decode(rec).ok()? else {
+        return None;
+    };
+    let table = k.vars.values().find_map(|v| match &v.kind {
+        crate::kbin::VarKind::DgeTable { list } => Some(list),
+        _ => None,
+    });
+    let name = |a: nrt_hal::isa::neuron::DmaAddr| -> String {
+        let id = match a.kind {
+            DmaAddrKind::Immediate => Some(u32::from(a.index)),
+            _ => table.and_then(|l| l.get(usize::from(a.index)).copied()),
+        };
+        id.and_then(|id| k.vars.get(&id))
+            .map_or_else(|| format!("var ? ({a:?})"), |v| v.name.clone())
+    };
+    Some(format!("source {}, destination {}", name(src), name(dst)))
+}
+
 /// A message naming what an error entry reports, in NEFF terms.
 fn describe(
     model: &LoadedModel,
@@ -490,6 +512,19 @@ fn describe(
 ) -> String {
     let cores = lock(&model.cores);
     let core = cores.as_ref().and_then(|c| c.get(sg));
+    // Where a device instruction index is in the NEFF: its NEFF index, stream and subgraph.
+    let locate = |engine: EngineKind, instruction_index: u32| {
+        let neff_ip = core
+            .map(|c| c.patches[engine.index()].device_to_neff(instruction_index))
+            .unwrap_or(instruction_index);
+        let kbin = model.parsed.model.subgraphs.get(sg);
+        let bin = kbin
+            .and_then(|k| k.engine(engine))
+            .map(|p| p.bin_member.clone())
+            .unwrap_or_default();
+        let sg_name = kbin.map_or("?", |k| k.name.as_str());
+        (neff_ip, bin, sg_name)
+    };
     match *n {
         Notification::ExecError {
             engine,
@@ -499,17 +534,7 @@ fn describe(
             fault,
             ..
         } => {
-            let neff_ip = core
-                .map(|c| c.patches[engine.index()].device_to_neff(instruction_index as u32))
-                .unwrap_or(instruction_index as u32);
-            let bin = model
-                .parsed
-                .model
-                .subgraphs
-                .get(sg)
-                .and_then(|k| k.engine(engine))
-                .map(|p| p.bin_member.clone())
-                .unwrap_or_default();
+            let (neff_ip, bin, sg_name) = locate(engine, instruction_index as u32);
             let why = core
                 .and_then(|c| {
                     c.unsupported_triggers
@@ -519,14 +544,38 @@ fn describe(
                 })
                 .or_else(|| record_reason(model, sg, engine, neff_ip, target))
                 .unwrap_or_default();
-            let sg_name = model
+            format!(
+                "execution {compute_idx} on {nc}: subgraph {sg_name}, engine {engine} stopped at instruction {instruction_index} (NEFF instruction {neff_ip} of {bin}): {fault:?}, opcode {opcode:#04x}{why}"
+            )
+        }
+        Notification::DgeError {
+            engine,
+            compute_idx,
+            instruction_index,
+            fault,
+            address,
+            ..
+        } => {
+            let (neff_ip, bin, sg_name) = locate(engine, instruction_index);
+            let text = model
                 .parsed
                 .model
                 .subgraphs
                 .get(sg)
-                .map_or("?", |k| k.name.as_str());
+                .and_then(|k| {
+                    let rec = k.engine(engine)?.records.get(neff_ip as usize)?;
+                    let line = nrt_hal::isa::disassemble_neuron(&rec.0, &k.names());
+                    let line = line.trim_end();
+                    let line = line.split_once(": ").map_or(line, |l| l.1);
+                    Some(format!(": {line}; {}", dma_ends(k, rec)?))
+                })
+                .unwrap_or_default();
+            let what = match fault {
+                nrt_hal::notify::DmaFault::OutOfBounds => "reaches outside the tensor it addresses",
+                _ => "names an address outside device memory",
+            };
             format!(
-                "execution {compute_idx} on {nc}: subgraph {sg_name}, engine {engine} stopped at instruction {instruction_index} (NEFF instruction {neff_ip} of {bin}): {fault:?}, opcode {opcode:#04x}{why}"
+                "execution {compute_idx} on {nc}: subgraph {sg_name}, engine {engine}: the DMA issued by instruction {instruction_index} (NEFF instruction {neff_ip} of {bin}{text}) {what} (at {address}, {fault:?}); nothing was written"
             )
         }
         Notification::Deadlock {

@@ -21,7 +21,8 @@
 //!   `neff.json` tensor of the same direction, with its byte size; `file` data loaded (`.npy`
 //!   decoded to little-endian element bytes, anything else raw) and exactly `size` long;
 //!   `pointer` vars reference an existing var.
-//! * **queue sets**: `num_queues` in 1..=16; `owner`, if given, an engine key.
+//! * **queue sets**: `num_queues` in 1..=16; `owner`, if given, an engine key; a
+//!   `dynamic_dma` SB scratch inside a partition.
 //! * **state-buffer reservations**: inside 128 partitions and the physical partition size.
 //! * **engines** (present ones, in exec order PE, ACT, POOL, DVE, SP): the `.bin` is a
 //!   non-empty whole number of 64-byte records, every byte 1 is `0x10`, record 0 is the `0xB1`
@@ -43,14 +44,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use nrt_hal::isa::neuron::{is_neuron_stream, Encoding};
+use nrt_hal::isa::neuron::Encoding;
 use nrt_hal::isa::{Instruction, Record, LENGTH_BYTE, RECORD_SIZE};
 use nrt_hal::{EngineKind, Target};
 
 use crate::error::{Error, Result};
 use crate::kbin::{
-    DmaBlock, DmaDesc, DmaOp, DmaParams, DmaSide, DmaTranspose, EngineProgram, IoTensor, Kbin,
-    KelfModel, KelfTarget, QueueSet, SbReservation, SharedBytes, Var, VarKind,
+    stream_encoding, DmaBlock, DmaDesc, DmaOp, DmaParams, DmaSide, DmaTranspose, EngineProgram,
+    IoTensor, Kbin, KelfModel, KelfTarget, QueueSet, SbReservation, SharedBytes, Var, VarKind,
 };
 use crate::manifest::{
     self, member_dir, resolve_member, DefJson, DescDef, DmaBlockDef, IoDecl, MemberSource, VarDef,
@@ -85,6 +86,9 @@ pub struct BuildOptions {
     /// `NEURON_RT_ALLOW_LEGACY_NEFF`: a `sunda` (trn1) NEFF may load on trn2, and a `cayman`
     /// def.json may omit `runtime_statebuffer_reservation`.
     pub allow_legacy_neff: bool,
+    /// Reading only (`inspect`, `disasm`): a NEFF of a known generation this platform does not
+    /// model is built against `target`'s tables instead of refused.
+    pub any_generation: bool,
 }
 
 /// Builds the model: parses every manifest of the NEFF in `src` and lowers each subgraph into
@@ -169,19 +173,13 @@ pub fn build_model(
         subgraphs.push(ctx.build(&def, &mut inputs, &mut outputs)?);
     }
 
-    // The NEFF's encoding: the Neuron encoding of real compilers when every record of every
-    // stream uses only its opcodes (0xB1 and 0xC1 included); the platform's own otherwise
-    // (docs/neuron-isa.md "telling the encodings apart").
-    let neuron = subgraphs
-        .iter()
-        .flat_map(|k: &Kbin| &k.engines)
-        .all(|p| is_neuron_stream(&p.records));
+    // The NEFF's encoding, one for all its streams.
+    let encoding = stream_encoding(subgraphs.iter().flat_map(|k: &Kbin| &k.engines));
     for k in &mut subgraphs {
-        k.encoding = if neuron {
-            Encoding::Neuron
-        } else {
-            Encoding::Platform
-        };
+        k.encoding = encoding;
+        if encoding == Encoding::Neuron {
+            check_dma_direct(k)?;
+        }
     }
 
     for (t, what) in inputs
@@ -223,6 +221,15 @@ fn target_gate(kelf_path: &str, target: &str, opts: &BuildOptions) -> Result<Kel
         return Ok(KelfTarget::Any);
     }
     let Some(t) = Target::from_neff_target(target) else {
+        if let Some(g) = nrt_hal::target::generation_of(target) {
+            if opts.any_generation {
+                return Ok(KelfTarget::Any);
+            }
+            return Err(Error::invalid(format!(
+                "{kelf_path}: target {target:?} is the {g} generation, which nrt-emu does not \
+                 model (it runs \"sunda\" (trn1) and \"cayman\" (trn2) NEFFs)"
+            )));
+        }
         return Err(Error::invalid(format!(
             "{kelf_path}: target: unknown or unsupported target {target:?} (this runtime \
              supports \"sunda\" (trn1), \"cayman\" (trn2) and \"*\")"
@@ -468,6 +475,21 @@ impl<S: MemberSource> SubgraphCtx<'_, S> {
                     ))
                 })?),
             };
+            // Software-generated queues name the SBUF scratch their descriptors go to: it must
+            // lie inside a partition (this platform generates them itself; docs/neff.md §7.3).
+            if let Some((offset, size)) = q.dynamic_dma {
+                let sbuf = self.opts.target.spec().sbuf;
+                let end = u64::from(offset) + u64::from(size);
+                if end > u64::from(sbuf.partition_bytes) {
+                    return Err(self.def_err(format_args!(
+                        "dma_queue.{}.dynamic_dma: SB scratch bytes {offset}..{end} exceed the \
+                         {}-byte partition of {}",
+                        q.name,
+                        sbuf.partition_bytes,
+                        self.opts.target.name()
+                    )));
+                }
+            }
             let semaphores = if !q.semaphore_set.is_empty() {
                 q.semaphore_set.clone()
             } else {
@@ -540,6 +562,7 @@ impl<S: MemberSource> SubgraphCtx<'_, S> {
                     self.def_err(format_args!("{key}: {rel:?} is not in the NEFF"))
                 })?;
                 let parsed = manifest::parse_engine_json(&path, bytes)?;
+                self.check_act_tables(&path, &parsed)?;
                 (path, Some(parsed))
             }
         };
@@ -563,6 +586,9 @@ impl<S: MemberSource> SubgraphCtx<'_, S> {
             ))
         })?;
         let records = split_records(&bin_member, bin)?;
+        if let Some(j) = &json {
+            check_table_loads(&bin_member, &json_member, j, &records)?;
+        }
 
         let mut dma_blocks = Vec::new();
         if let Some(j) = &json {
@@ -595,6 +621,43 @@ impl<S: MemberSource> SubgraphCtx<'_, S> {
             records,
             dma_blocks,
         })
+    }
+
+    /// The activation table sets an engine JSON names are shipped: each is listed in its
+    /// `act_info` catalogue and the catalogue's three files for it are members of the
+    /// subgraph (docs/neff.md §10). Their contents stay opaque.
+    fn check_act_tables(&self, json_member: &str, j: &manifest::EngineJson) -> Result<()> {
+        if j.activation_function_sets.is_empty() {
+            return Ok(());
+        }
+        let dir = member_dir(self.def_path);
+        let info_rel = j.act_info.as_deref().ok_or_else(|| {
+            Error::invalid(format!(
+                "{json_member}: activation_function_sets given without act_info"
+            ))
+        })?;
+        let (info_path, info) = resolve_member(self.src, dir, info_rel).ok_or_else(|| {
+            Error::invalid(format!(
+                "{json_member}: act_info: {info_rel:?} is not in the NEFF"
+            ))
+        })?;
+        let catalogue = manifest::parse_act_info(&info_path, info)?;
+        for (i, name) in j.activation_function_sets.iter().enumerate() {
+            let set = catalogue.iter().find(|s| &s.name == name).ok_or_else(|| {
+                Error::invalid(format!(
+                    "{json_member}: activation_function_sets[{i}] {name:?} is not a set of \
+                     {info_path}"
+                ))
+            })?;
+            for f in &set.files {
+                if resolve_member(self.src, dir, f).is_none() {
+                    return Err(Error::invalid(format!(
+                        "{json_member}: activation table set {name:?}: {f:?} is not in the NEFF"
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_pseudo_records(
@@ -1017,4 +1080,108 @@ fn split_records(member: &str, bin: &[u8]) -> Result<Vec<Record>> {
         out.push(r);
     }
     Ok(out)
+}
+
+/// Every engine-issued DMA (Neuron `0xD4`) of a subgraph addresses what it may reach: an
+/// immediate address names a declared var other than a DGE table, a table address an entry of
+/// the subgraph's `dge-table` list (docs/neff.md §7.2) — checked here so that a NEFF whose
+/// table does not cover its DMAs is refused before anything is staged. A record that does not
+/// decode is left to the relocation, which names its field.
+fn check_dma_direct(k: &Kbin) -> Result<()> {
+    use nrt_hal::isa::neuron::{DmaAddrKind, NeuronInstr, NeuronOpcode};
+    let tables: Vec<(&str, &[u32])> = k
+        .vars
+        .values()
+        .filter_map(|v| match &v.kind {
+            VarKind::DgeTable { list } => Some((v.name.as_str(), list.as_slice())),
+            _ => None,
+        })
+        .collect();
+    if tables.len() > 1 {
+        let names: Vec<&str> = tables.iter().map(|t| t.0).collect();
+        return Err(Error::invalid(format!(
+            "{}: {} dge-table vars ({}): one per subgraph is the only known form",
+            k.def_member,
+            tables.len(),
+            names.join(", ")
+        )));
+    }
+    for p in &k.engines {
+        for (i, r) in p.records.iter().enumerate() {
+            if r.opcode() != NeuronOpcode::DmaDirect2d.byte() {
+                continue;
+            }
+            let Ok(NeuronInstr::DmaDirect2d { src, dst, .. }) = NeuronInstr::decode(r) else {
+                continue;
+            };
+            for (side, a) in [("source", src), ("destination", dst)] {
+                let bad = |what: String| {
+                    Error::invalid(format!(
+                        "{}: instruction {i}: DMA_DIRECT2D {side} {what}",
+                        p.bin_member
+                    ))
+                };
+                match a.kind {
+                    DmaAddrKind::Immediate => match k.vars.get(&u32::from(a.index)) {
+                        None => {
+                            return Err(bad(format!(
+                                "names var id {}, which {} does not declare",
+                                a.index, k.def_member
+                            )))
+                        }
+                        Some(v) if matches!(v.kind, VarKind::DgeTable { .. }) => {
+                            return Err(bad(format!("names var {}, a DGE table", v.name)))
+                        }
+                        Some(_) => {}
+                    },
+                    DmaAddrKind::Table | DmaAddrKind::TableRegister => match tables.first() {
+                        None => {
+                            return Err(bad(format!(
+                                "addresses DGE-table entry {}, but {} declares no dge-table var",
+                                a.index, k.def_member
+                            )))
+                        }
+                        Some((name, list)) if usize::from(a.index) >= list.len() => {
+                            return Err(bad(format!(
+                                "addresses entry {} of {name}, which lists {} var(s) {list:?}",
+                                a.index,
+                                list.len()
+                            )))
+                        }
+                        Some(_) => {}
+                    },
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Each Neuron `ACT_TABLE_LOAD` selects a table set the engine JSON ships: `table_sel` counts
+/// `activation_function_sets` (every current NEFF's activations use only functions of the set
+/// last loaded; docs/neff.md §10).
+fn check_table_loads(
+    bin_member: &str,
+    json_member: &str,
+    j: &manifest::EngineJson,
+    records: &[Record],
+) -> Result<()> {
+    use nrt_hal::isa::neuron::{NeuronInstr, NeuronOpcode};
+    for (i, r) in records.iter().enumerate() {
+        if r.opcode() != NeuronOpcode::ActTableLoad.byte() {
+            continue;
+        }
+        let Ok(NeuronInstr::ActTableLoad { table_sel, .. }) = NeuronInstr::decode(r) else {
+            continue;
+        };
+        let sets = &j.activation_function_sets;
+        if usize::from(table_sel) >= sets.len() {
+            return Err(Error::invalid(format!(
+                "{bin_member}: instruction {i}: ACT_TABLE_LOAD selects table set {table_sel}, \
+                 but {json_member} ships {} set(s) {sets:?}",
+                sets.len()
+            )));
+        }
+    }
+    Ok(())
 }

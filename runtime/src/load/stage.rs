@@ -86,10 +86,18 @@ impl Staging<'_> {
         Ok((h, pa))
     }
 
-    /// Frees everything allocated so far (the error edge).
+    /// Frees everything allocated so far and returns every queue taken — those already
+    /// recorded in the model and those not yet (the error edge).
     fn unwind(self) {
+        let mut queues = self.taken_queues;
+        for q in &self.model.queues {
+            let t = (q.queue.engine.0, q.queue.queue.0);
+            if !queues.contains(&t) {
+                queues.push(t);
+            }
+        }
         self.model
-            .release_with(self.hal, self.res, &self.taken_queues, self.scratchpad);
+            .release_with(self.hal, self.res, &queues, self.scratchpad);
     }
 }
 

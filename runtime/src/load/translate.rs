@@ -133,7 +133,7 @@ pub fn translate(
     Ok((out, patches))
 }
 
-/// A Neuron `0xD4` DMA_DIRECT2D relocated (docs/runtime.md §2.8): its wait, if any, as a
+/// A Neuron `0xD4` DMA_DIRECT2D relocated (docs/runtime.md §2.9): its wait, if any, as a
 /// `0xA0` wait record, then a `dma.direct` whose ends name the state buffer absolutely and
 /// every other var by its slot.
 fn dma_direct(rec: &Record, dge: Option<&DgeSlots>) -> Result<Vec<Slot>> {

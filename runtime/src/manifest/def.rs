@@ -8,41 +8,11 @@ use super::json::{parse_root, string_list, with_path, Obj};
 use crate::error::Result;
 use crate::kbin::{QueueSetKind, SbReservation};
 
-/// def.json `var.*.type` (docs/neff.md §7.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VarType {
-    /// `state-buffer`.
-    StateBuffer,
-    /// `input`.
-    Input,
-    /// `output`.
-    Output,
-    /// `file`.
-    File,
-    /// `tmp-buf`.
-    TmpBuf,
-    /// `virtual`.
-    Virtual,
-    /// `pointer`.
-    Pointer,
-    /// `dge-table`.
-    DgeTable,
-}
-
-impl VarType {
-    /// Parses the def.json spelling.
-    pub fn from_name(s: &str) -> Option<VarType> {
-        Some(match s {
-            "state-buffer" => VarType::StateBuffer,
-            "input" => VarType::Input,
-            "output" => VarType::Output,
-            "file" => VarType::File,
-            "tmp-buf" => VarType::TmpBuf,
-            "virtual" => VarType::Virtual,
-            "pointer" => VarType::Pointer,
-            "dge-table" => VarType::DgeTable,
-            _ => return None,
-        })
+crate::kbin::spelled_enum! {
+    /// def.json `var.*.type` (docs/neff.md §7.2).
+    pub enum VarType {
+        StateBuffer = "state-buffer", Input = "input", Output = "output", File = "file",
+        TmpBuf = "tmp-buf", Virtual = "virtual", Pointer = "pointer", DgeTable = "dge-table",
     }
 }
 
@@ -190,7 +160,7 @@ pub fn parse_def_json(file: &str, bytes: &[u8]) -> Result<DefJson> {
                     name: name.clone(),
                     kind: q.req("type", |a| {
                         let s = a.str()?;
-                        queue_kind(s)
+                        QueueSetKind::from_name(s)
                             .ok_or_else(|| a.err(format_args!("unknown queue-set type {s:?}")))
                     })?,
                     num_queues: q.opt("num_queues", |a| a.u64())?.unwrap_or(1),
@@ -256,16 +226,5 @@ pub fn parse_def_json(file: &str, bytes: &[u8]) -> Result<DefJson> {
         cc_streams,
         runtime_event_count: o.opt_u32("runtime_event_count")?.unwrap_or(0),
         runtime_semaphore_count: o.opt_u32("runtime_semaphore_count")?.unwrap_or(0),
-    })
-}
-
-fn queue_kind(s: &str) -> Option<QueueSetKind> {
-    Some(match s {
-        "in" => QueueSetKind::In,
-        "out" => QueueSetKind::Out,
-        "data" => QueueSetKind::Data,
-        "embedding_update" => QueueSetKind::EmbeddingUpdate,
-        "dynamic" => QueueSetKind::Dynamic,
-        _ => return None,
     })
 }

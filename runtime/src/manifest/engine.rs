@@ -86,18 +86,37 @@ pub struct EngineJson {
     pub instr: Option<String>,
     /// `dma`.
     pub dma: Vec<DmaBlockDef>,
+    /// `act_info` (Activation.json): the catalogue of activation table sets.
+    pub act_info: Option<String>,
+    /// `activation_function_sets` (Activation.json): the sets this subgraph ships, in the
+    /// order `ACT_TABLE_LOAD`'s `table_sel` counts them.
+    pub activation_function_sets: Vec<String>,
 }
 
-fn dma_op(s: &str) -> Option<DmaOp> {
-    Some(match s {
-        "copy" => DmaOp::Copy,
-        "cast" => DmaOp::Cast,
-        "fma" => DmaOp::Fma,
-        "add" => DmaOp::Add,
-        "min" => DmaOp::Min,
-        "max" => DmaOp::Max,
-        "transpose" => DmaOp::Transpose,
-        _ => return None,
+/// One `act_func_sets[]` entry of `act_info.json`: a table set and its three files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActFuncSet {
+    /// `name` (`exp_and_others`, `silu_and_others`, …).
+    pub name: String,
+    /// `profile_json`, `bkt_bin`, `ctrl_bin`: the set's files, relative to the subgraph.
+    pub files: [String; 3],
+}
+
+/// Parses `act_info.json`: its `act_func_sets` (docs/neff.md §10).
+pub fn parse_act_info(file: &str, bytes: &[u8]) -> Result<Vec<ActFuncSet>> {
+    let root = parse_root(file, bytes)?;
+    Obj::root(file, &root).req("act_func_sets", |a| {
+        a.each(|s| {
+            let s = s.obj()?;
+            Ok(ActFuncSet {
+                name: s.req_str("name")?,
+                files: [
+                    s.req_str("profile_json")?,
+                    s.req_str("bkt_bin")?,
+                    s.req_str("ctrl_bin")?,
+                ],
+            })
+        })
     })
 }
 
@@ -108,7 +127,7 @@ fn parse_desc(a: At<'_>) -> Result<DescDef> {
     let transpose_element_size = d.opt_bytes("transpose_element_size")?;
     let op = match d.opt("op", |a| {
         let s = a.str()?;
-        dma_op(s).ok_or_else(|| a.err(format_args!("unknown DMA op {s:?}")))
+        DmaOp::from_name(s).ok_or_else(|| a.err(format_args!("unknown DMA op {s:?}")))
     })? {
         Some(op) => op,
         None if transpose_op.is_some() => DmaOp::Transpose,
@@ -173,5 +192,11 @@ pub fn parse_engine_json(file: &str, bytes: &[u8]) -> Result<EngineJson> {
         name: o.opt_str("name")?,
         instr: o.opt_str("instr")?,
         dma,
+        act_info: o.opt_str("act_info")?,
+        activation_function_sets: o
+            .opt("activation_function_sets", |a| {
+                a.each(|s| s.str().map(str::to_string))
+            })?
+            .unwrap_or_default(),
     })
 }

@@ -48,7 +48,9 @@ mod npy;
 mod top;
 
 pub use def::{parse_def_json, DefJson, EngineRef, QueueDef, VarDef, VarType};
-pub use engine::{parse_engine_json, DescDef, DmaBlockDef, EngineJson, TransposeDef};
+pub use engine::{
+    parse_act_info, parse_engine_json, ActFuncSet, DescDef, DmaBlockDef, EngineJson, TransposeDef,
+};
 pub use json::MAX_BYTES;
 pub use kelf::{parse_kelf_json, GraphRef, KelfJson};
 pub use member::{join_member, member_dir, resolve_member, MemberSource};

@@ -101,6 +101,24 @@ pub struct IoDecl {
     pub size: u64,
 }
 
+impl IoDecl {
+    /// A tensor `name` of `dtype` and `shape`, its size computed ([`tensor_bytes`]).
+    ///
+    /// # Panics
+    ///
+    /// If the tensor is larger than [`MAX_BYTES`].
+    pub fn new(name: &str, dtype: Dtype, shape: &[usize]) -> IoDecl {
+        let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+        let size = tensor_bytes(&shape, dtype).expect("a declared tensor is at most MAX_BYTES");
+        IoDecl {
+            name: name.to_string(),
+            dtype,
+            shape,
+            size,
+        }
+    }
+}
+
 /// What the loader takes from `neff.json`: the kelf file and the IO tensors.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NeffIo {

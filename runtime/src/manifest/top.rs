@@ -58,10 +58,17 @@ impl TopManifests {
             return Ok(None);
         }
         Target::from_neff_target(t).map(Some).ok_or_else(|| {
-            Error::invalid(format!(
-                "{} names target {t:?}, which this build does not simulate",
-                self.kelf_path
-            ))
+            Error::invalid(match nrt_hal::target::generation_of(t) {
+                Some(g) => format!(
+                    "{} names target {t:?}: the {g} generation, which nrt-emu does not model \
+                     (it runs trn1 and trn2 NEFFs; inspect and disasm still read this one)",
+                    self.kelf_path
+                ),
+                None => format!(
+                    "{} names target {t:?}, which this build does not simulate",
+                    self.kelf_path
+                ),
+            })
         })
     }
 }

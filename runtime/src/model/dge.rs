@@ -1,4 +1,4 @@
-//! The var slots of a model on a core (docs/runtime.md §2.8): where the engine-issued DMAs of a
+//! The var slots of a model on a core (docs/runtime.md §2.9): where the engine-issued DMAs of a
 //! current-compiler NEFF (Neuron `0xD4`, relocated into `dma.direct`) find the vars they
 //! address.
 //!

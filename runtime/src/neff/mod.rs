@@ -38,6 +38,16 @@ pub fn target_of(bytes: &[u8]) -> crate::Result<Option<nrt_hal::Target>> {
     crate::manifest::top_manifests(&neff)?.target()
 }
 
+/// Whether `bytes` starts like a NEFF: a header whose `header_size` field is [`HEADER_SIZE`],
+/// followed by a gzip member (docs/neff.md §2.1, §3) — what tells a whole NEFF from an engine
+/// stream (`<Engine>.bin`, whose first byte is the `0xB1` record) for tools that take either.
+pub fn looks_like_neff(bytes: &[u8]) -> bool {
+    let field = header::off::HEADER_SIZE;
+    bytes.len() > HEADER_SIZE + 2
+        && bytes[field..field + 8] == (HEADER_SIZE as u64).to_le_bytes()
+        && bytes[HEADER_SIZE..HEADER_SIZE + 2] == [0x1f, 0x8b]
+}
+
 /// The payload (gzip member + zero tail) is padded to a multiple of this many bytes
 /// (libarchive's default block size, docs/neff.md §3).
 pub const PAYLOAD_BLOCK: usize = 10_240;

@@ -104,6 +104,7 @@ impl Fixture {
                 target,
                 available_cores: cores,
                 allow_legacy_neff: legacy,
+                any_generation: false,
             },
         )
     }
@@ -296,7 +297,21 @@ fn trn1() -> Fixture {
             rec(0xCC, &[]),
         ]),
     );
-    raw.insert("sg00/act_info.json".into(), b"{}".to_vec());
+    // The activation table set Activation.json names, catalogued and shipped (contents opaque).
+    let act_info = json!({"pwp_file_keys": ["bkt_bin", "ctrl_bin", "profile_json"],
+        "act_func_sets": [{"name": "exp_and_others", "bkt_bin": "exp_and_others_bkt.bin",
+            "ctrl_bin": "exp_and_others_ctrl.bin", "profile_json": "exp_and_others.json"}]});
+    raw.insert(
+        "sg00/act_info.json".into(),
+        act_info.to_string().into_bytes(),
+    );
+    for f in [
+        "exp_and_others.json",
+        "exp_and_others_bkt.bin",
+        "exp_and_others_ctrl.bin",
+    ] {
+        raw.insert(format!("sg00/{f}"), vec![0; 16]);
+    }
     raw.insert("sg00/debug_info_asm_PE.dbg".into(), vec![0x0a, 0x03]);
     Fixture { json, raw }
 }
@@ -620,11 +635,90 @@ fn target_gate() {
     }
 
     // Unknown target strings.
-    for bad in ["mariana", "trn1", ""] {
+    for bad in ["trn1", ""] {
         let mut u = trn1();
         u.j("kelf-0.json")["target"] = json!(bad);
         invalid(build_trn1(&u), &["target", "unknown"]);
     }
+    // A known generation this platform does not model is refused naming it.
+    let mut trn3 = trn1();
+    trn3.j("kelf-0.json")["target"] = json!("mariana");
+    invalid(
+        build_trn1(&trn3),
+        &["\"mariana\"", "trn3 generation", "does not model"],
+    );
+}
+
+#[test]
+fn dynamic_queue_scratch_must_fit_a_partition() {
+    let queue = |offset: u32| {
+        json!({"type": "dynamic", "owner": "pool", "num_queues": 16, "fabric_path": "main",
+               "semaphore_set": vec![0; 16],
+               "dynamic_dma": {"SB_scratch_partition_offset": offset,
+                               "SB_scratch_partition_size": 16384}})
+    };
+    // As the current compiler writes it: the first 16 KiB of each partition.
+    let mut f = trn1();
+    f.j("sg00/def.json")["dma_queue"]["qPoolDynamic"] = queue(0);
+    let m = build_trn1(&f).unwrap();
+    assert!(m.subgraphs[0].queue_sets.contains_key("qPoolDynamic"));
+    // Past the end of trn1's 192 KiB partition.
+    f.j("sg00/def.json")["dma_queue"]["qPoolDynamic"] = queue(190 << 10);
+    invalid(
+        build_trn1(&f),
+        &[
+            "dma_queue.qPoolDynamic.dynamic_dma",
+            "194560..210944",
+            "196608-byte partition",
+        ],
+    );
+}
+
+#[test]
+fn activation_table_sets_must_be_shipped() {
+    // A set the catalogue does not list.
+    let mut f = trn1();
+    f.j("sg00/Activation.json")["activation_function_sets"] = json!(["gelu_and_others"]);
+    invalid(
+        build_trn1(&f),
+        &[
+            "sg00/Activation.json",
+            "\"gelu_and_others\"",
+            "sg00/act_info.json",
+        ],
+    );
+    // A listed set whose file is missing.
+    let mut f = trn1();
+    f.raw.remove("sg00/exp_and_others_ctrl.bin");
+    invalid(
+        build_trn1(&f),
+        &[
+            "\"exp_and_others\"",
+            "exp_and_others_ctrl.bin",
+            "not in the NEFF",
+        ],
+    );
+    // Sets named without a catalogue.
+    let mut f = trn1();
+    f.j("sg00/Activation.json")
+        .as_object_mut()
+        .unwrap()
+        .remove("act_info");
+    invalid(
+        build_trn1(&f),
+        &["activation_function_sets given without act_info"],
+    );
+    // No sets shipped, but the stream's ACT_TABLE_LOAD selects set 0.
+    let mut f = trn1();
+    f.j("sg00/Activation.json")["activation_function_sets"] = json!([]);
+    invalid(
+        build_trn1(&f),
+        &[
+            "sg00/Activation.bin: instruction 2",
+            "ACT_TABLE_LOAD selects table set 0",
+            "ships 0 set(s)",
+        ],
+    );
 }
 
 #[test]
@@ -687,6 +781,7 @@ fn missing_manifests() {
             target: Target::Trn1,
             available_cores: 2,
             allow_legacy_neff: false,
+            any_generation: false,
         },
     )
     .unwrap_err();
@@ -979,6 +1074,7 @@ fn instance_name_takes_precedence() {
             target: Target::Trn1,
             available_cores: 1,
             allow_legacy_neff: false,
+            any_generation: false,
         },
     )
     .unwrap();
@@ -1129,9 +1225,10 @@ fn arbitrary_member_bytes_never_panic() {
                     target: Target::Trn1,
                     available_cores: 2,
                     allow_legacy_neff: false,
+                    any_generation: false,
                 },
             );
-            // Members nobody reads (info.json, act_info.json, .dbg) may still load.
+            // Members nobody parses (info.json, the tables, .dbg) may still load.
             if let Err(e) = r {
                 assert_eq!(e.status, NrtStatus::Invalid, "{name}: {e}");
             }

@@ -90,6 +90,10 @@ pub fn alu(op: AluOp, a: f32, b: f32) -> f32 {
 /// away and a loop over elements computes one operation.
 #[inline(always)]
 pub(crate) fn alu_inline(op: AluOp, a: f32, b: f32) -> f32 {
+    // The bit-vector set is `AluOp::is_bitvec`'s, spelled there once.
+    if op.is_bitvec() {
+        return alu_bits(op, f32_to_pattern(a), f32_to_pattern(b)) as i32 as f32;
+    }
     match op {
         AluOp::Bypass => a,
         AluOp::Add => a + b,
@@ -112,16 +116,6 @@ pub(crate) fn alu_inline(op: AluOp, a: f32, b: f32) -> f32 {
         AluOp::LogicalAnd => b2f(a != 0.0 && b != 0.0),
         AluOp::LogicalOr => b2f(a != 0.0 || b != 0.0),
         AluOp::LogicalXor => b2f((a != 0.0) != (b != 0.0)),
-        AluOp::BitwiseNot
-        | AluOp::BitwiseAnd
-        | AluOp::BitwiseOr
-        | AluOp::BitwiseXor
-        | AluOp::ArithShiftLeft
-        | AluOp::ArithShiftRight
-        | AluOp::LogicalShiftLeft
-        | AluOp::LogicalShiftRight => {
-            alu_bits(op, f32_to_pattern(a), f32_to_pattern(b)) as i32 as f32
-        }
         AluOp::Abs => a.abs(),
         AluOp::Square => a * a,
         AluOp::Relu => {
@@ -133,6 +127,8 @@ pub(crate) fn alu_inline(op: AluOp, a: f32, b: f32) -> f32 {
         }
         AluOp::Rsqrt => (1.0 / f64::from(a).sqrt()) as f32,
         AluOp::Reciprocal => 1.0 / a,
+        // The bit-vector ops, returned above.
+        _ => a,
     }
 }
 

@@ -39,6 +39,7 @@ pub fn sg00(bytes: &[u8]) -> Kbin {
             target: Target::Trn2,
             available_cores: 2,
             allow_legacy_neff: false,
+            any_generation: false,
         },
     )
     .unwrap();

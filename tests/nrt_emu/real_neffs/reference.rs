@@ -2,70 +2,14 @@
 //! computes (the development set's README), not from simulator code: inputs, vector add,
 //! transpose, conv2d + bias, 2×2 max-pool, and the comparison with a tolerance.
 
-use half::f16;
-
-/// Seeded uniform [0, 1) values (splitmix64; 24 random bits per value, so every value is
-/// exact in fp32 and — after rounding — representable in fp16).
+/// Seeded uniform [0, 1) values from the platform's one generator (`SplitMix64::unit_f64`
+/// from `seed`: 24 random bits each), so every value is exact in fp32 and — after rounding —
+/// representable in fp16.
 pub fn uniform(seed: u64, n: usize) -> Vec<f64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            (z >> 40) as f64 / (1u64 << 24) as f64
-        })
-        .collect()
+    crate::numeric::uniform(seed, n, 0.0, 1.0)
 }
 
-/// Element type of a tensor under test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ty {
-    /// fp32.
-    F32,
-    /// fp16.
-    F16,
-}
-
-impl Ty {
-    /// Rounds `v` to this type (as the tensor stores it).
-    pub fn round(self, v: f64) -> f64 {
-        match self {
-            Ty::F32 => v as f32 as f64,
-            Ty::F16 => f16::from_f64(v).to_f64(),
-        }
-    }
-
-    /// Little-endian bytes of `vals` in this type.
-    pub fn bytes(self, vals: &[f64]) -> Vec<u8> {
-        match self {
-            Ty::F32 => vals
-                .iter()
-                .flat_map(|&v| (v as f32).to_le_bytes())
-                .collect(),
-            Ty::F16 => vals
-                .iter()
-                .flat_map(|&v| f16::from_f64(v).to_le_bytes())
-                .collect(),
-        }
-    }
-
-    /// Values of little-endian bytes in this type.
-    pub fn values(self, b: &[u8]) -> Vec<f64> {
-        match self {
-            Ty::F32 => b
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
-                .collect(),
-            Ty::F16 => b
-                .chunks_exact(2)
-                .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f64())
-                .collect(),
-        }
-    }
-}
+pub use crate::numeric::{check_close, Ty};
 
 /// Shapes of a conv2d: X[1, c, h, w], W[k, c, 3, 3], bias[k]; valid 3×3, stride 1.
 #[derive(Debug, Clone, Copy)]
@@ -123,23 +67,15 @@ impl Conv {
     }
 }
 
-/// The largest `|got − want|` over `pairs`, after checking each against
-/// `|got − want| ≤ atol + rtol·|want|`; panics naming the first element outside.
-pub fn check_close(
-    what: &str,
-    pairs: impl Iterator<Item = (usize, f64, f64)>,
-    rtol: f64,
-    atol: f64,
-) -> (f64, f64) {
-    let (mut max_err, mut max_ref) = (0.0f64, 0.0f64);
-    for (i, got, want) in pairs {
-        let err = (got - want).abs();
-        assert!(
-            err <= atol + rtol * want.abs(),
-            "{what}: element {i}: got {got}, reference {want} (|err| {err} > {atol} + {rtol}·|ref|)"
-        );
-        max_err = max_err.max(err);
-        max_ref = max_ref.max(want.abs());
-    }
-    (max_err, max_ref)
+#[test]
+fn uniform_keeps_the_inputs_the_references_were_checked_with() {
+    // The first values of the seeds the tests use, as the development-set runs drew them.
+    let top = |seed, n| {
+        uniform(seed, n)
+            .iter()
+            .map(|v| (v * (1u64 << 24) as f64) as u64)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(top(1, 4), [9_505_325, 12_512_141, 16_290_722, 7_455_110]);
+    assert_eq!(top(0x5EED, 2), [651_773, 5_583_476]);
 }

@@ -32,6 +32,7 @@
 //! it as a string.
 
 mod operand;
+mod samples;
 mod slots;
 mod table;
 mod text;
@@ -46,6 +47,7 @@ pub use operand::{
     dtype_name, ActFunc, DmaAddr, DmaAddrKind, DmaPattern, NeuronAlu, NeuronAp, PARTITION_SHIFT,
     PARTITION_STRIDE, PSUM_BIT,
 };
+pub use samples::samples;
 pub use table::{NeuronInstr, NeuronOpcode};
 pub use text::Names;
 

@@ -7,23 +7,13 @@ use core::ops::Range;
 use crate::addr::SemaphoreId;
 use crate::dtype::Dtype;
 use crate::isa::codec::Record;
-use crate::isa::layout::Slot;
+use crate::isa::layout::{get, le_slots, put, Slot};
 use crate::isa::ops::QueueSetName;
 
 use super::operand::{
     check_address_word, ActFunc, DmaAddr, DmaAddrKind, DmaPattern, NeuronAlu, NeuronAp,
 };
 use super::{NeuronError, PeTail, Sync, SyncWait, UPDATE_INC, WAIT_GE};
-
-fn get<const N: usize>(r: &Record, at: usize) -> [u8; N] {
-    let mut a = [0u8; N];
-    a.copy_from_slice(&r.0[at..at + N]);
-    a
-}
-
-fn put(r: &mut Record, at: usize, bytes: &[u8]) {
-    r.0[at..at + bytes.len()].copy_from_slice(bytes);
-}
 
 fn field(
     r: &Record,
@@ -44,25 +34,7 @@ fn field(
 /// A raw little-endian integer or float; any value is accepted.
 pub(crate) struct Le(pub usize);
 
-macro_rules! le_slot {
-    ($($t:ty),*) => {$(
-        impl Slot<$t> for Le {
-            type DecodeError = NeuronError;
-            type EncodeError = NeuronError;
-            fn read(&self, r: &Record) -> Result<$t, NeuronError> {
-                Ok(<$t>::from_le_bytes(get(r, self.0)))
-            }
-            fn write(&self, r: &mut Record, v: &$t) -> Result<(), NeuronError> {
-                put(r, self.0, &v.to_le_bytes());
-                Ok(())
-            }
-            fn span(&self) -> Range<usize> {
-                self.0..self.0 + core::mem::size_of::<$t>()
-            }
-        }
-    )*};
-}
-le_slot!(u8, u16, u32, i32, f32);
+le_slots!(Le, NeuronError, NeuronError; u8, u16, u32, i32, f32);
 
 /// A byte that must hold one of `allowed`.
 pub(crate) struct OneOf(pub usize, pub &'static str, pub &'static [u8]);
@@ -552,31 +524,11 @@ impl Slot<DmaPattern> for Pattern {
     type DecodeError = NeuronError;
     type EncodeError = NeuronError;
     fn read(&self, r: &Record) -> Result<DmaPattern, NeuronError> {
-        let mut p = DmaPattern {
-            steps: [0; 2],
-            nums: [0; 2],
-        };
-        for i in 0..2 {
-            p.steps[i] = i32::from_le_bytes(get(r, self.steps + 4 * i));
-            let at = self.nums + 2 * i;
-            p.nums[i] = u16::from_le_bytes(get(r, at));
-            if p.nums[i] == 0 {
-                return Err(field(
-                    r,
-                    at,
-                    "pattern num",
-                    0,
-                    "every dimension has num ≥ 1",
-                ));
-            }
-        }
-        Ok(p)
+        DmaPattern::read_at(r, self.steps, self.nums)
+            .map_err(|at| field(r, at, "pattern num", 0, "every dimension has num ≥ 1"))
     }
     fn write(&self, r: &mut Record, v: &DmaPattern) -> Result<(), NeuronError> {
-        for i in 0..2 {
-            put(r, self.steps + 4 * i, &v.steps[i].to_le_bytes());
-            put(r, self.nums + 2 * i, &v.nums[i].to_le_bytes());
-        }
+        v.write_at(r, self.steps, self.nums);
         Ok(())
     }
     fn span(&self) -> Range<usize> {

@@ -9,43 +9,15 @@ use crate::isa::ap::{AccessPattern, ApError, IotaDim, IotaPattern, ScalarOperand
 use crate::isa::codec::{DecodeError, EncodeError, Record, RECORD_SIZE};
 use crate::isa::dma::{DmaEnd, DmaPattern};
 use crate::isa::instr::TensorOperand;
-use crate::isa::layout::Slot;
+use crate::isa::layout::{get, le_slots, put, Slot};
 use crate::isa::ops::{
     ActivationFunc, AluOp, MarkerLabel, MatmulPass, QueueSetName, ReduceCmd, SemCmp, SemOp,
 };
 
-fn get<const N: usize>(r: &Record, at: usize) -> [u8; N] {
-    let mut a = [0u8; N];
-    a.copy_from_slice(&r.0[at..at + N]);
-    a
-}
-
-fn put(r: &mut Record, at: usize, bytes: &[u8]) {
-    r.0[at..at + bytes.len()].copy_from_slice(bytes);
-}
-
 /// A little-endian integer or float of fixed width at an offset.
 pub(crate) struct Le(pub usize);
 
-macro_rules! le_slot {
-    ($($t:ty),*) => {$(
-        impl Slot<$t> for Le {
-            type DecodeError = DecodeError;
-            type EncodeError = EncodeError;
-            fn read(&self, r: &Record) -> Result<$t, DecodeError> {
-                Ok(<$t>::from_le_bytes(get(r, self.0)))
-            }
-            fn write(&self, r: &mut Record, v: &$t) -> Result<(), EncodeError> {
-                put(r, self.0, &v.to_le_bytes());
-                Ok(())
-            }
-            fn span(&self) -> Range<usize> {
-                self.0..self.0 + core::mem::size_of::<$t>()
-            }
-        }
-    )*};
-}
-le_slot!(u16, u32, i32, u64, f32);
+le_slots!(Le, DecodeError, EncodeError; u8, u16, u32, i32, u64, f32);
 
 impl Slot<DeviceAddr> for Le {
     type DecodeError = DecodeError;
@@ -529,48 +501,18 @@ impl Slot<DmaPattern> for Chunks {
     type DecodeError = DecodeError;
     type EncodeError = EncodeError;
     fn read(&self, r: &Record) -> Result<DmaPattern, DecodeError> {
-        let mut p = DmaPattern {
-            steps: [0; 2],
-            nums: [0; 2],
-        };
-        for i in 0..2 {
-            p.steps[i] = i32::from_le_bytes(get(r, self.steps + 4 * i));
-            let at = self.nums + 2 * i;
-            p.nums[i] = u16::from_le_bytes(get(r, at));
-            if p.nums[i] == 0 {
-                return Err(DecodeError::FieldOutOfRange {
-                    field: "dma pattern count",
-                    offset: at,
-                    value: 0,
-                    range: "1..=65535",
-                });
-            }
-        }
-        Ok(p)
+        DmaPattern::read_at(r, self.steps, self.nums).map_err(|at| DecodeError::FieldOutOfRange {
+            field: "dma pattern count",
+            offset: at,
+            value: 0,
+            range: "1..=65535",
+        })
     }
     fn write(&self, r: &mut Record, v: &DmaPattern) -> Result<(), EncodeError> {
-        for i in 0..2 {
-            put(r, self.steps + 4 * i, &v.steps[i].to_le_bytes());
-            put(r, self.nums + 2 * i, &v.nums[i].to_le_bytes());
-        }
+        v.write_at(r, self.steps, self.nums);
         Ok(())
     }
     fn span(&self) -> Range<usize> {
         self.steps..self.steps + 8
-    }
-}
-
-impl Slot<u8> for Le {
-    type DecodeError = DecodeError;
-    type EncodeError = EncodeError;
-    fn read(&self, r: &Record) -> Result<u8, DecodeError> {
-        Ok(r.0[self.0])
-    }
-    fn write(&self, r: &mut Record, v: &u8) -> Result<(), EncodeError> {
-        r.0[self.0] = *v;
-        Ok(())
-    }
-    fn span(&self) -> Range<usize> {
-        self.0..self.0 + 1
     }
 }
