@@ -173,7 +173,14 @@ fn a_corrupted_field_or_an_unknown_activation_function_ends_the_execution_naming
     type Pick = fn(&[u8]) -> bool;
     type Edit = fn(&mut [u8]);
     /// NEFF, stream, opcode, which record, the edit, what the message names.
-    type Case = (&'static str, &'static str, u8, Pick, Edit, [&'static str; 4]);
+    type Case = (
+        &'static str,
+        &'static str,
+        u8,
+        Pick,
+        Edit,
+        [&'static str; 4],
+    );
     let cases: [Case; 2] = [
         (
             ATTENTION[2],
