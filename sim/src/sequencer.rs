@@ -338,7 +338,7 @@ impl Domain {
             if let Some(v) = wrapper {
                 let hz = self.target.spec().clocks.sp;
                 let c = |ns: u32| (u64::from(ns) * hz).div_ceil(1_000_000_000);
-                for p in v.table().dma[role] {
+                for p in &v.table().dma[role] {
                     tr.dma(nrt_hal::profile::TracedDma {
                         source: nrt_hal::profile::DmaSource::Runtime { queue: p.queue },
                         bytes: p.bytes,
