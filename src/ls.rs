@@ -444,6 +444,15 @@ fn header(inv: &Inventory) -> String {
     o
 }
 
+/// The columns every table of devices starts with (neuron-ls's).
+const DEVICE_HEADS: [[&str; 2]; 5] = [
+    ["NEURON", "DEVICE"],
+    ["NEURON", "CORES"],
+    ["NEURON", "MEMORY"],
+    ["CONNECTED", "DEVICES"],
+    ["PCI", "BDF"],
+];
+
 /// `neuron-ls`'s table (default), with the processes (`--wide`, `--show-all-procs`), or with
 /// the topology (`--topology`).
 pub fn text(inv: &Inventory, args: &LsArgs) -> String {
@@ -486,16 +495,11 @@ pub fn text(inv: &Inventory, args: &LsArgs) -> String {
             })
             .collect();
         let t = Table {
-            heads: vec![
-                ["NEURON", "DEVICE"],
-                ["NEURON", "CORES"],
-                ["NEURON", "MEMORY"],
-                ["CONNECTED", "DEVICES"],
-                ["PCI", "BDF"],
-                ["PID", ""],
-                ["COMMAND", ""],
-                ["RUNTIME", "VERSION"],
-            ],
+            heads: [
+                DEVICE_HEADS.as_slice(),
+                &[["PID", ""], ["COMMAND", ""], ["RUNTIME", "VERSION"]],
+            ]
+            .concat(),
             groups,
         };
         o.push_str(&t.render());
@@ -503,13 +507,7 @@ pub fn text(inv: &Inventory, args: &LsArgs) -> String {
     }
     if args.topology {
         let t = Table {
-            heads: vec![
-                ["NEURON", "DEVICE"],
-                ["NEURON", "CORES"],
-                ["NEURON", "MEMORY"],
-                ["CONNECTED", "DEVICES"],
-                ["PCI", "BDF"],
-            ],
+            heads: DEVICE_HEADS.to_vec(),
             groups: inv
                 .devices
                 .iter()

@@ -37,6 +37,18 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// The keys of neuron-profile's JSON object this model holds, in the order of its fields.
+    pub const SECTIONS: [&'static str; 8] = [
+        "instruction",
+        "dma",
+        "active_time",
+        "semaphore_update",
+        "summary",
+        "model_info",
+        "neff_header",
+        "metadata",
+    ];
+
     /// `summary[0]`, if present.
     pub fn summary(&self) -> Option<&Summary> {
         self.summary.first()

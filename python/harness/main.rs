@@ -29,24 +29,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;
 
-use nrt_fixtures::{fixtures_dir, zoo, GOLDEN_SEED};
+use nrt_fixtures::{artifact::describe, fixtures_dir, zoo, GOLDEN_SEED};
 use nrt_runtime::manifest::npy_bytes;
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 /// Runs `cmd`; on failure panics with `why` and the command's output.
 fn run(cmd: &mut Command, why: &str) -> Output {
     let o = cmd
         .output()
         .unwrap_or_else(|e| panic!("{why}: cannot start {:?}: {e}", cmd.get_program()));
-    assert!(o.status.success(), "{why}:\n{}", text(&o));
+    assert!(o.status.success(), "{why}:\n{}", describe(&o));
     o
 }
 

@@ -23,7 +23,7 @@ use nrt_emu::hal::driver::{DriverHal, RealSyscalls};
 use nrt_emu::hal::Target;
 use nrt_emu::runtime::config::RuntimeConfig;
 use nrt_emu::runtime::Runtime;
-use nrt_fixtures::{zoo, GOLDEN_SEED};
+use nrt_fixtures::{artifact::describe, zoo, GOLDEN_SEED};
 
 const ROLE: &str = "NRT_EMU_DEVICE_CHECKS_ROLE";
 
@@ -61,15 +61,6 @@ fn run(program: &Path, args: &[&str], state: &Path, env: &[(&str, &str)]) -> Out
     cmd.envs(env.iter().copied());
     cmd.output()
         .unwrap_or_else(|e| panic!("{}: {e}", program.display()))
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn nrt_emu() -> &'static Path {
@@ -171,7 +162,7 @@ fn ls_json_has_the_documented_fields_on_trn1_and_trn2_with_one_and_two_devices()
             &state,
             &env,
         );
-        assert!(o.status.success(), "{}", text(&o));
+        assert!(o.status.success(), "{}", describe(&o));
         let raw = String::from_utf8(o.stdout).unwrap();
         check_listing(&raw, target, n, 2);
         // The flag's other spellings, and the generation from the shim's variable.
@@ -185,7 +176,7 @@ fn ls_json_has_the_documented_fields_on_trn1_and_trn2_with_one_and_two_devices()
                 String::from_utf8_lossy(&o.stdout),
                 raw,
                 "{flag}: {}",
-                text(&o)
+                describe(&o)
             );
         }
     }
@@ -224,13 +215,13 @@ fn ls_json_has_the_documented_fields_on_trn1_and_trn2_with_one_and_two_devices()
         let mut env = env.to_vec();
         env.push(("LD_PRELOAD", so.to_str().unwrap()));
         let shimmed = run(nrt_emu(), &["ls", "-j"], &state, &env);
-        assert!(shimmed.status.success(), "{}", text(&shimmed));
+        assert!(shimmed.status.success(), "{}", describe(&shimmed));
         assert_eq!(shimmed.stdout, plain.stdout, "{target} x{n}");
         let table = run(nrt_emu(), &["ls"], &state, &env);
         assert!(
             String::from_utf8_lossy(&table.stdout).contains("device shim"),
             "{}",
-            text(&table)
+            describe(&table)
         );
     }
     let _ = std::fs::remove_dir_all(&state);
@@ -248,7 +239,7 @@ fn ls_prints_neuron_ls_tables() {
     ];
     let o = run(nrt_emu(), &["ls"], &state, &env);
     let t = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", describe(&o));
     assert!(t.contains("logical-neuroncore-config: 2\n"), "{t}");
     for want in [
         "| NEURON | NEURON |  NEURON  | NEURON | CONNECTED |     PCI      |",
@@ -277,7 +268,7 @@ fn install_tools_adds_neuron_ls_and_nothing_named_like_aws_tools_otherwise() {
     let prefix = scratch("install");
     let p = prefix.to_str().unwrap();
     let o = run(nrt_emu(), &["install", "--prefix", p], &state, &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", describe(&o));
     assert!(!prefix.join("bin").exists(), "no tools without --tools");
     let o = run(
         nrt_emu(),
@@ -285,7 +276,7 @@ fn install_tools_adds_neuron_ls_and_nothing_named_like_aws_tools_otherwise() {
         &state,
         &[],
     );
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", describe(&o));
     let ls = prefix.join("bin/neuron-ls");
     assert_eq!(std::fs::read_link(&ls).unwrap(), Path::new("nrt-emu"));
     let names: Vec<String> = std::fs::read_dir(prefix.join("bin"))
@@ -300,7 +291,7 @@ fn install_tools_adds_neuron_ls_and_nothing_named_like_aws_tools_otherwise() {
     ];
     let direct = run(nrt_emu(), &["ls", "-j"], &state, &env);
     let by_name = run(&ls, &["-j"], &state, &env);
-    assert!(by_name.status.success(), "{}", text(&by_name));
+    assert!(by_name.status.success(), "{}", describe(&by_name));
     assert_eq!(by_name.stdout, direct.stdout);
     let help = run(&ls, &["--help"], &state, &[]);
     let help = String::from_utf8_lossy(&help.stdout);
@@ -334,7 +325,7 @@ fn install_tools_adds_neuron_ls_and_nothing_named_like_aws_tools_otherwise() {
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("--force"),
         "{}",
-        text(&o)
+        describe(&o)
     );
     assert_eq!(
         std::fs::read_to_string(&ls).unwrap(),
@@ -346,7 +337,7 @@ fn install_tools_adds_neuron_ls_and_nothing_named_like_aws_tools_otherwise() {
         &state,
         &[],
     );
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", describe(&o));
     assert_eq!(std::fs::read_link(&ls).unwrap(), Path::new("nrt-emu"));
     let _ = std::fs::remove_dir_all(&prefix);
     let _ = std::fs::remove_dir_all(&state);
@@ -377,7 +368,7 @@ fn snapshot() -> std::collections::BTreeMap<(String, String), u64> {
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nrt_emu/device_gate/sysfs_snapshot.sh");
     let o = Command::new("sh").arg(script).output().unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", describe(&o));
     String::from_utf8_lossy(&o.stdout)
         .lines()
         .map(|l| {
@@ -418,11 +409,11 @@ fn sysfs_counters_follow_a_model_under_the_shim() {
             ("NRT_EMU_SHIM_TARGET", "trn1"),
         ],
     );
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", describe(&o));
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("sysfs-model: all checks passed"),
         "{}",
-        text(&o)
+        describe(&o)
     );
     let _ = std::fs::remove_dir_all(&state);
 }
@@ -507,7 +498,7 @@ fn gated_suite(env: &[(&str, &str)], state: &Path) -> String {
     cmd.envs(env.iter().copied());
     let o = cmd.output().unwrap();
     let report = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", describe(&o));
     assert!(report.contains("Ran 6 tests"), "{report}");
     report
 }
@@ -531,7 +522,7 @@ fn a_device_gated_python_suite_runs_under_the_shim_and_skips_without() {
         &state,
         &[],
     );
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", describe(&o));
     let path = format!(
         "{}:{}",
         prefix.join("bin").display(),

@@ -245,16 +245,7 @@ fn the_simulated_profile_has_the_exports_keys_and_compares_with_itself_exactly()
     )
     .success("profile --format json");
     let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    for array in [
-        "instruction",
-        "dma",
-        "active_time",
-        "semaphore_update",
-        "summary",
-        "model_info",
-        "neff_header",
-        "metadata",
-    ] {
+    for array in nrt_profile::Profile::SECTIONS {
         let a = v[array]
             .as_array()
             .unwrap_or_else(|| panic!("{array} missing"));

@@ -1,7 +1,8 @@
 //! C, C++ and Python programs against the installed prefix: the layout test, every function
 //! on success and error paths, C++17, dlopen by SONAME, ctypes.
 
-use crate::support::{compile, have, link_flags, neff, prefix, run, scratch, text};
+use crate::support::{compile, have, link_flags, neff, prefix, run, scratch};
+use nrt_fixtures::artifact::describe;
 
 fn flags() -> Vec<String> {
     link_flags()
@@ -59,7 +60,7 @@ fn struct_layouts_and_enum_values_match_the_abi_in_c_and_cxx() {
             compile(compiler, "layout.c", std, &["-x", "c++"])
         };
         let o = run(&bin, &[], &[]);
-        assert!(o.status.success(), "{compiler}: {}", text(&o));
+        assert!(o.status.success(), "{compiler}: {}", describe(&o));
         assert!(String::from_utf8_lossy(&o.stdout).contains("layout ok"));
     }
 }
@@ -78,7 +79,7 @@ fn every_function_on_success_and_error_paths_from_c() {
             &[neff(model).to_str().unwrap(), dir.to_str().unwrap()],
             &[("NRT_EMU_TARGET", target)],
         );
-        assert!(o.status.success(), "{target}: {}", text(&o));
+        assert!(o.status.success(), "{target}: {}", describe(&o));
         let stderr = String::from_utf8_lossy(&o.stderr);
         // Each refused call logs one line in libnrt's format, naming the function.
         assert!(
@@ -112,7 +113,7 @@ fn bad_environment_fails_nrt_init_naming_the_variable() {
         ("NEURON_RT_VIRTUAL_CORE_SIZE", "3"),
     ] {
         let o = run(&bin, &[model.to_str().unwrap(), d, d, "1"], &[(var, value)]);
-        assert!(!o.status.success(), "{var}={value}: {}", text(&o));
+        assert!(!o.status.success(), "{var}={value}: {}", describe(&o));
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(stderr.contains("ERROR   NRT:nrt_init"), "{var}: {stderr}");
         let named = stderr.contains(var)
@@ -159,7 +160,7 @@ fn visible_cores_are_renumbered_from_zero() {
         (vec![("NEURON_RT_VIRTUAL_CORE_SIZE", "1")], "8 8 8 0 2"),
     ] {
         let o = run(&bin, &[], &env);
-        assert!(o.status.success(), "{env:?}: {}", text(&o));
+        assert!(o.status.success(), "{env:?}: {}", describe(&o));
         assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), want, "{env:?}");
     }
 }
@@ -172,7 +173,7 @@ fn a_cxx17_program_uses_every_header() {
     let f = flags();
     let bin = compile("c++", "api.cpp", "c++17", &refs(&f));
     let o = run(&bin, &[], &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", describe(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("c++ ok"));
 }
 
@@ -183,7 +184,7 @@ fn dlopen_by_soname_and_dlvsym_at_nrt_2_0_0() {
     }
     let bin = compile("cc", "dlopen.c", "gnu11", &["-ldl"]);
     let o = run(&bin, &[], &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", describe(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("dlopen ok: nrt-emu libnrt"));
 }
 
@@ -206,7 +207,7 @@ fn python_ctypes_drives_a_model() {
         ],
         &[],
     );
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", describe(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("ctypes ok: 3 tensors"));
 }
 
@@ -232,11 +233,11 @@ fn the_readme_example_builds_and_runs() {
         &[neff("mlp2.trn1.neff").to_str().unwrap()],
         &[("NRT_EMU_TARGET", "trn1")],
     );
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", describe(&o));
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("output "),
         "{}",
-        text(&o)
+        describe(&o)
     );
 }
 
@@ -277,7 +278,7 @@ fn legacy_async_mode_returns_at_once_and_calls_back_for_every_execution() {
             &[neff_path.to_str().unwrap(), d, out.to_str().unwrap(), "5"],
             &env,
         );
-        assert!(o.status.success(), "{mode}: {}", text(&o));
+        assert!(o.status.success(), "{mode}: {}", describe(&o));
         let stdout = String::from_utf8_lossy(&o.stdout);
         let want = if mode == "async" {
             "callbacks 5"
@@ -314,7 +315,7 @@ fn nrt_get_version_reports_the_api_level_and_names_nrt_emu_from_c() {
     let f = flags();
     let bin = compile("cc", "version.c", "c11", &refs(&f));
     let o = run(&bin, &[], &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", describe(&o));
     assert_eq!(
         String::from_utf8_lossy(&o.stdout).trim(),
         expected_version_line()
@@ -337,7 +338,7 @@ fn nrt_get_version_reports_the_api_level_through_ctypes() {
         &[script.to_str().unwrap()],
         &[],
     );
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", describe(&o));
     assert_eq!(
         String::from_utf8_lossy(&o.stdout).trim(),
         expected_version_line()

@@ -104,16 +104,6 @@ pub fn run(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     cmd.output().unwrap()
 }
 
-/// `out`'s stdout and stderr, for assertion messages.
-pub fn text(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
 /// A zoo NEFF on disk.
 pub fn neff(name: &str) -> PathBuf {
     nrt_fixtures::fixtures_dir().join("neffs").join(name)

@@ -7,7 +7,8 @@ use std::process::Command;
 use nrt_fixtures::{zoo, GOLDEN_SEED};
 use nrt_runtime::manifest::{npy_bytes, npy_data_range};
 
-use crate::support::{artifact, compile, have, link_flags, run, scratch, text};
+use crate::support::{artifact, compile, have, link_flags, run, scratch};
+use nrt_fixtures::artifact::describe;
 
 #[test]
 fn zoo_models_through_the_c_api_match_nrt_emu_run_on_sim_and_driver() {
@@ -51,7 +52,7 @@ fn zoo_models_through_the_c_api_match_nrt_emu_run_on_sim_and_driver() {
             .env_remove("NRT_EMU_BACKEND")
             .output()
             .unwrap();
-        assert!(o.status.success(), "{id}: nrt-emu run: {}", text(&o));
+        assert!(o.status.success(), "{id}: nrt-emu run: {}", describe(&o));
         let target = m.target.name();
         let sim_env = [("NRT_EMU_TARGET", target)];
         let drv_env = [
@@ -72,7 +73,7 @@ fn zoo_models_through_the_c_api_match_nrt_emu_run_on_sim_and_driver() {
                 ],
                 env,
             );
-            assert!(o.status.success(), "{id} on {backend}: {}", text(&o));
+            assert!(o.status.success(), "{id} on {backend}: {}", describe(&o));
             for spec in &m.outputs {
                 let got = std::fs::read(out_dir.join(format!("{}.bin", spec.name))).unwrap();
                 let want = std::fs::read(want_dir.join(format!("{}.npy", spec.name)))

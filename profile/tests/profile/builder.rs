@@ -192,16 +192,7 @@ fn built_records_have_the_device_records_keys_and_types() {
     };
     let dev: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
     let ours: Value = serde_json::from_str(&json::to_string(&run())).unwrap();
-    for section in [
-        "instruction",
-        "dma",
-        "active_time",
-        "semaphore_update",
-        "summary",
-        "model_info",
-        "neff_header",
-        "metadata",
-    ] {
+    for section in Profile::SECTIONS {
         // A device record with no optional keys is the reference for instructions.
         let pick = |v: &Value| -> Value {
             let arr = v[section].as_array().unwrap();

@@ -22,18 +22,6 @@ fn exports() -> Vec<PathBuf> {
     v
 }
 
-/// The arrays the model holds.
-const SECTIONS: [&str; 8] = [
-    "instruction",
-    "dma",
-    "active_time",
-    "semaphore_update",
-    "summary",
-    "model_info",
-    "neff_header",
-    "metadata",
-];
-
 /// Whether two JSON values are equal with the same JSON types (an integer is not a float).
 fn same(a: &Value, b: &Value, at: &str, diffs: &mut Vec<String>) {
     match (a, b) {
@@ -80,12 +68,12 @@ fn device_exports_round_trip_key_for_key() {
         let written = json::to_string(&profile);
         let ours: Value = serde_json::from_str(&written).unwrap();
         let mut diffs = Vec::new();
-        for s in SECTIONS {
+        for s in Profile::SECTIONS {
             same(&device[s], &ours[s], s, &mut diffs);
         }
         // Only the model's arrays are written.
         let keys: Vec<&String> = ours.as_object().unwrap().keys().collect();
-        assert_eq!(keys.len(), SECTIONS.len(), "{keys:?}");
+        assert_eq!(keys.len(), Profile::SECTIONS.len(), "{keys:?}");
         assert!(
             diffs.is_empty(),
             "{}: {} differences, first: {:#?}",

@@ -8,62 +8,31 @@
 //!
 //! As in `under_shim`, each test re-runs this binary under `LD_PRELOAD` in a role.
 
+use crate::{errno, shim_path};
 use std::ffi::{CStr, CString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const ROLE: &str = "NRT_EMU_SHIM_LISTING_ROLE";
 
-fn shim_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("NRT_EMU_SHIM") {
-        return PathBuf::from(p);
-    }
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    [
-        deps.join("libnrt_emu_shim.so"),
-        deps.parent().unwrap().join("libnrt_emu_shim.so"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
-    .expect("libnrt_emu_shim.so is built with this test (cargo test -p nrt-emu-shim)")
-}
-
 /// A private directory for published counters (so other test processes cannot interfere).
 fn state_dir(tag: &str) -> PathBuf {
     std::env::temp_dir().join(format!("nrt-emu-shim-state-{tag}-{}", std::process::id()))
 }
 
-/// Runs test `name` of this module as `role` under the shim with `env`.
+/// Runs test `name` of this module as `role` under the shim with `env`, with a state
+/// directory of its own.
 fn run_child(name: &str, role: &str, env: &[(&str, &str)]) -> (bool, String, String) {
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = Command::new(exe);
-    let path = format!("listing::{name}");
     let state = state_dir(role);
-    cmd.args([path.as_str(), "--exact", "--nocapture", "--test-threads=1"])
-        .env("LD_PRELOAD", shim_path())
-        .env(ROLE, role)
-        .env("NRT_EMU_SHIM_STATE_DIR", &state)
-        .env_remove("NRT_EMU_SHIM_TARGET")
-        .env_remove("NRT_EMU_SHIM_DEVICES");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
+    let state_var = ("NRT_EMU_SHIM_STATE_DIR", state.to_str().unwrap());
+    let env: Vec<_> = [state_var].into_iter().chain(env.iter().copied()).collect();
+    let r = crate::run_child(&format!("listing::{name}"), (ROLE, role), &env);
     let _ = std::fs::remove_dir_all(&state);
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    r
 }
 
 fn role() -> Option<String> {
     std::env::var(ROLE).ok()
-}
-
-fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap()
 }
 
 fn c(s: &str) -> CString {
@@ -505,8 +474,11 @@ fn programs_that_touch_no_neuron_path_see_no_difference() {
     if role().is_some() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("nrt-emu-shim-plain-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    // Inside a private parent: `ls -la` shows `..`'s link count, which another process
+    // creating a directory in /tmp between the two runs would change.
+    let parent = std::env::temp_dir().join(format!("nrt-emu-shim-plain-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&parent);
+    let dir = parent.join("tree");
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     std::fs::write(dir.join("a.txt"), "alpha\n").unwrap();
     std::fs::write(dir.join("sub/b.txt"), "beta\n").unwrap();
@@ -541,5 +513,5 @@ fn programs_that_touch_no_neuron_path_see_no_difference() {
     }
     // No process emulated a device, so nothing was published.
     assert!(!state.exists(), "{} was created", state.display());
-    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&parent).unwrap();
 }

@@ -12,6 +12,7 @@
 //!   backend (`DriverHal` over `RealSyscalls`, i.e. the process's libc), errors for a node that
 //!   does not exist and for requests the driver refuses.
 
+use crate::errno;
 use std::ffi::CString;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
@@ -27,51 +28,13 @@ use zerocopy::IntoBytes;
 
 const ROLE: &str = "NRT_EMU_SHIM_TEST_ROLE";
 
-/// The shim next to this test binary (`target/<profile>/deps/`, or its parent where cargo
-/// uplifts it).
-fn shim_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("NRT_EMU_SHIM") {
-        return PathBuf::from(p);
-    }
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    [
-        deps.join("libnrt_emu_shim.so"),
-        deps.parent().unwrap().join("libnrt_emu_shim.so"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
-    .expect("libnrt_emu_shim.so is built with this test (cargo test -p nrt-emu-shim)")
-}
-
-/// Runs test `name` of this binary as role `role` under the shim, with `env`.
+/// Runs test `name` of this module as role `role` under the shim, with `env`.
 fn run_child(name: &str, role: &str, env: &[(&str, &str)]) -> (bool, String, String) {
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = Command::new(exe);
-    // The test's full name in this binary: its module path without the crate's name.
-    let path = format!("under_shim::{name}");
-    cmd.args([path.as_str(), "--exact", "--nocapture", "--test-threads=1"])
-        .env("LD_PRELOAD", shim_path())
-        .env(ROLE, role)
-        .env_remove("NRT_EMU_SHIM_TARGET")
-        .env_remove("NRT_EMU_SHIM_DEVICES");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    crate::run_child(&format!("under_shim::{name}"), (ROLE, role), env)
 }
 
 fn role() -> Option<String> {
     std::env::var(ROLE).ok()
-}
-
-fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap()
 }
 
 fn cstr(p: &Path) -> CString {
