@@ -32,6 +32,11 @@ pub mod kabi;
 pub mod neff;
 pub mod seeds;
 
+/// The fixtures crate's directory (the zoo and the malformed corpus).
+pub fn fixtures_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+}
+
 /// A fuzz target: arbitrary bytes in, no panic out.
 pub type Target = fn(&[u8]);
 

@@ -266,7 +266,7 @@ impl LoadRig {
             warm: cold.clone(),
             cold,
         };
-        let path = crate::seeds::fixtures_dir().join("neffs").join(warmup);
+        let path = crate::fixtures_dir().join("neffs").join(warmup);
         let neff = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         // The first execution of a core may take longer than the fuzz timeout under ASan on a
         // loaded machine; retry a few times (each retry is a reload, which recovers the core).

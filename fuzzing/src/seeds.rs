@@ -7,17 +7,12 @@
 //! `nrt-fuzz-seeds <dir>` writes them to `<dir>/<target>/` for libFuzzer; `tests/fuzz/replay.rs` runs
 //! them through the targets directly.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use nrt_runtime::neff::{Neff, ParseOptions};
 
-/// The fixtures crate's directory (the zoo and the malformed corpus).
-pub fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
-}
-
 fn neff_files(sub: &str) -> Vec<(String, Vec<u8>)> {
-    let dir = fixtures_dir().join(sub);
+    let dir = crate::fixtures_dir().join(sub);
     let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
         .map(|e| e.expect("directory entry").path())

@@ -467,6 +467,9 @@ pub struct Metadata {
     pub vnc_enabled: bool,
 }
 
+/// HBM bandwidth the utilisation keys use, bytes/s (`metadata.hbm_ddr_bandwidth`).
+pub const HBM_BANDWIDTH: f64 = 716e9;
+
 impl Default for Metadata {
     fn default() -> Self {
         Metadata {
@@ -474,7 +477,7 @@ impl Default for Metadata {
             dma_ddr_bandwidth: 435_000_000_000,
             first_hw_timestamp: 0,
             first_ts: "1970-01-01T00:00:00Z".into(),
-            hbm_ddr_bandwidth: crate::summary::HBM_BANDWIDTH as u64,
+            hbm_ddr_bandwidth: HBM_BANDWIDTH as u64,
             is_ext: true,
             is_simulation: false,
             last_hw_timestamp: 0,

@@ -10,13 +10,13 @@ use std::collections::BTreeMap;
 
 use nrt_hal::EngineKind;
 
-use crate::model::{engine_names, ActiveTime, Instruction, ModelInfo, Profile, QueueType, Summary};
+use crate::model::{
+    engine_names, ActiveTime, Instruction, ModelInfo, Profile, QueueType, Summary, HBM_BANDWIDTH,
+};
 
 /// PE peak rate the utilisation keys use, flops/s: 128 × 128 MACs at 2.4 GHz, 2 flops each.
 /// `mfu`/`hfu` divide by twice this (docs/profile.md §4.2).
 pub const PE_PEAK_FLOPS: f64 = 128.0 * 128.0 * 2.4e9 * 2.0;
-/// HBM bandwidth the utilisation keys use, bytes/s (`metadata.hbm_ddr_bandwidth`).
-pub const HBM_BANDWIDTH: f64 = 716e9;
 
 /// One instruction's exact interval.
 #[derive(Debug, Clone, Copy)]

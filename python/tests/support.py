@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from nrt_emu import _dtypes
 
 FIXTURES = Path(os.environ.get("NRT_EMU_FIXTURES", Path(__file__).resolve().parents[2] / "fixtures"))
 
@@ -42,7 +43,9 @@ def golden_inputs(doc) -> dict:
     for spec in doc["inputs"]:
         a = np.load(Path(root) / doc["id"] / f"{spec['name']}.npy")
         assert sha256(a) == spec["sha256"], f"{doc['id']}: input {spec['name']} is not the golden input"
-        arrays[spec["name"]] = a
+        # bf16 and fp8 are written as their raw bits; the model takes them as the dtype the
+        # package gives them (ml_dtypes' type where installed).
+        arrays[spec["name"]] = a.view(_dtypes.numpy_dtype(_dtypes.BY_NAME[spec["dtype"]].code))
     return arrays
 
 

@@ -18,7 +18,9 @@
 //!    completion entry carrying the execution's cycles.
 //!
 //! A fault anywhere in the execution (the exec queue, a kicked queue, an engine) stops the
-//! engines, and the execution completes at once with `faulted` set, after the error entry.
+//! engines and drops the engine-issued DMAs in flight; the execution completes with `faulted`
+//! set, after the error entry, once the DMA queues it had kicked have drained (see
+//! `seq_dma_idle`).
 
 use nrt_hal::exec_request::{RequestBuffer, REQUEST_BUFFER_SIZE};
 use nrt_hal::notify::{DmaFault, Notification};
@@ -145,9 +147,35 @@ impl Domain {
 
     /// A queue of `nc` drained: the sequencer may be waiting for it.
     pub fn seq_queue_drained(&mut self, nc: NcIndex) {
-        if self.cores[nc].seq.phase == Phase::Draining {
+        if self.seq_waits_for_dma(nc) {
             self.sched.schedule(self.now, nc.0, Unit::Sequencer);
         }
+    }
+
+    /// Whether the sequencer of `nc` waits for its DMA: for the queues kicked during the
+    /// block, or — a faulted execution — for all of them.
+    fn seq_waits_for_dma(&self, nc: NcIndex) -> bool {
+        let s = &self.cores[nc].seq;
+        s.phase == Phase::Draining || (s.phase == Phase::Completing && s.faulted)
+    }
+
+    /// Whether every DMA of `nc` has ended: each queue but the exec queue drained, and no
+    /// engine-issued DMA or completion store pending.
+    ///
+    /// A faulted execution completes only then. On the device the transfers it had started
+    /// go on after the fault and end within microseconds, long before the host acts on the
+    /// error; here the device's time moves only while the host waits, so without this they
+    /// would run during the host's next execution — into rings and tensors it may have freed
+    /// meanwhile (an unload), and into the next execution's semaphores.
+    fn seq_dma_idle(&self, nc: NcIndex) -> bool {
+        let core = &self.cores[nc];
+        let exec = Self::exec_queue(nc);
+        let queues_idle = core.dma.iter().enumerate().all(|(e, eng)| {
+            eng.queues.iter().enumerate().all(|(i, q)| {
+                (e == exec.engine.index() && i == exec.queue.index()) || q.is_drained()
+            })
+        });
+        queues_idle && !core.dge.busy()
     }
 
     /// The exec queue reached the end of this execution's block at cycle `t`.
@@ -169,6 +197,9 @@ impl Domain {
     /// The engine-issued DMAs of `nc` are all done: the execution may be complete.
     pub fn seq_dge_drained(&mut self, nc: NcIndex) {
         let now = self.now;
+        if self.seq_waits_for_dma(nc) {
+            self.sched.schedule(now, nc.0, Unit::Sequencer);
+        }
         self.seq_maybe_complete(nc, now);
     }
 
@@ -221,6 +252,7 @@ impl Domain {
                 }
             }
             Phase::Starting => self.seq_launch(nc),
+            Phase::Completing if self.cores[nc].seq.faulted && !self.seq_dma_idle(nc) => {}
             Phase::Completing => self.seq_complete(nc),
         }
     }

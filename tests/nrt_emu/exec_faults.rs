@@ -149,7 +149,7 @@ fn nan_outputs_are_1003_and_still_delivered() {
 }
 
 #[test]
-fn an_instruction_the_platform_cannot_run_is_1004_naming_it() {
+fn an_instruction_the_platform_cannot_run_is_1004_naming_it_and_leaves_the_core_clean() {
     let (_sim, rt, m, id) = setup(
         "real_like",
         Target::Trn1,
@@ -164,6 +164,16 @@ fn an_instruction_the_platform_cannot_run_is_1004_naming_it() {
     assert!(e.message.contains("NEFF instruction"), "{e}");
     // Not a hardware fault: the unit is not poisoned.
     assert!(!rt.is_poisoned(0));
+    // The DMAs the faulted execution had kicked ended before it completed: after an unload,
+    // another model on the core executes right the first time (they used to run during its
+    // execution, into the freed rings: a DMA abort).
+    rt.unload(id).unwrap();
+    let next = zoo::build("reduce", Target::Trn1).unwrap();
+    let id = rt.load(&next.neff, 0).unwrap();
+    let inputs = next.generate_inputs(GOLDEN_SEED);
+    let (ins, outs) = crate::support::device_io(&rt, &next, 0, &inputs);
+    rt.execute(id, &ins, &outs).unwrap();
+    crate::support::check_outputs(&next, &inputs, &outs);
 }
 
 #[test]

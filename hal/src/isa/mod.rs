@@ -38,7 +38,10 @@
 //! 2. give it semantics: a Neuron row whose `model` names a shared-model instruction needs
 //!    nothing more; otherwise add its arm to the simulator's dispatcher (`nrt_sim`: the
 //!    platform's `engine_instruction`/`compute::execute`, or the Neuron `engine_native`), whose
-//!    `match` over the generated enum names one semantic function per instruction.
+//!    `match` over the generated enum names one semantic function per instruction;
+//! 3. only if the device times it unlike its class (element-wise, matmul, DMA issue, sync),
+//!    its figures in the simulator's cost model (`nrt_sim::compute::cost`, docs/simulator.md
+//!    §7.2); otherwise its class's apply.
 //!
 //! # Opcodes
 //!

@@ -1746,17 +1746,18 @@ fn elementwise_cost_follows_engine_rates() {
         input: tile(Sbuf, 0, 128, 0, dtype, n),
     };
     let c = |i: &Instruction, e, t| compute::cost(i, e, t).0;
-    // ACT and trn1 DVE: one element per partition per cycle.
-    let base = c(&copy(Dtype::F32, 1), EngineKind::Act, Target::Trn1) - 1;
-    // (dtype, engine, target, cycles of 1024 elements per partition beyond the issue cost);
-    // trn2 DVE streams 4 bf16 or 2 fp32 per partition per cycle.
+    // (dtype, engine, target, cycles of 1024 elements per partition beyond the cost of one):
+    // ACT, Pool and trn1 DVE stream one element per partition per cycle; trn2 DVE copies
+    // two 2-byte elements per cycle and one fp32 (the rates fitted to the device profiles,
+    // docs/simulator.md §7.2). Each engine has its own fixed cost, measured from one element.
     for (dtype, engine, target, cycles) in [
         (Dtype::F32, EngineKind::Act, Target::Trn1, 1024),
         (Dtype::F32, EngineKind::Dve, Target::Trn1, 1024),
-        (Dtype::Bf16, EngineKind::Dve, Target::Trn2, 256),
-        (Dtype::F32, EngineKind::Dve, Target::Trn2, 512),
+        (Dtype::Bf16, EngineKind::Dve, Target::Trn2, 512),
+        (Dtype::F32, EngineKind::Dve, Target::Trn2, 1024),
         (Dtype::F32, EngineKind::Pool, Target::Trn2, 1024),
     ] {
+        let base = c(&copy(dtype, 1), engine, target) - 1;
         assert_eq!(
             c(&copy(dtype, 1024), engine, target),
             base + cycles,
