@@ -30,6 +30,11 @@
 //!   ([`ExecProfile::dma_bytes`](nrt_emu::sim::profile::ExecProfile::dma_bytes)) at the
 //!   host's memcpy rate (measured on 1 MiB copies): the device's HBM and DMA rings move
 //!   hundreds of GB/s, the host copies tens.
+//! - `current_neffs`: one sync execution of each current-compiler NEFF (the folder
+//!   `$NRT_EMU_CURRENT_NEFFS`, else `../shared/current-neffs`; skipped with a printed line
+//!   without it) on the trn2 simulator, with its floor (as `host_over_sim`'s) printed next to
+//!   it (goal: within 2× of the floor). Inputs are seeded (`nrt_emu::sim::values::
+//!   seeded_input`), except integer ones, the MoE's expert ids, which get eight distinct ids.
 //!
 //! Each group ends with a `summary:` line measured directly, so the figures are in the output,
 //! not only in criterion's report.
@@ -673,6 +678,143 @@ fn host_over_sim(c: &mut Criterion) {
     );
 }
 
+// ---------------------------------------------------------------------------------------------
+// current-compiler NEFFs against their floor
+// ---------------------------------------------------------------------------------------------
+
+/// Expert ids for an integer input (the MoE's; the attention kernel's position is never read).
+const EXPERT_IDS: [i32; 8] = [0, 127, 5, 64, 33, 99, 12, 80];
+
+fn current_neffs_folder() -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("NRT_EMU_CURRENT_NEFFS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/current-neffs")
+        });
+    dir.is_dir().then_some(dir)
+}
+
+/// A current NEFF loaded on a trn2 simulator with its inputs bound.
+struct Current {
+    name: String,
+    sim: Arc<Sim>,
+    rt: Arc<Runtime>,
+    id: ModelId,
+    ins: TensorSet,
+    outs: TensorSet,
+}
+
+impl Current {
+    fn load(path: &std::path::Path) -> Current {
+        let neff = std::fs::read(path).unwrap();
+        let sim = Arc::new(Sim::new(SimConfig::new(Target::Trn2)));
+        let hal: Arc<dyn Hal> = Arc::clone(&sim) as Arc<dyn Hal>;
+        let rt = Arc::new(Runtime::new(hal, RuntimeConfig::default()).unwrap());
+        let id = rt.load(&neff, -1).unwrap();
+        let model = rt.model(id).unwrap();
+        let (mut ins, mut outs) = (TensorSet::new(), TensorSet::new());
+        for t in &model.parsed.model.inputs {
+            let data = if t.dtype == nrt_emu::hal::Dtype::I32 {
+                let ids = EXPERT_IDS.iter().cycle().take(t.size as usize / 4);
+                ids.flat_map(|e| e.to_le_bytes()).collect()
+            } else {
+                nrt_emu::sim::values::seeded_input(0, &t.name, t.dtype, t.size as usize)
+            };
+            let d = rt
+                .tensor_allocate(Placement::Device, model.vnc, t.size, &t.name)
+                .unwrap();
+            d.write(0, &data).unwrap();
+            ins.add(&t.name, d);
+        }
+        for t in &model.parsed.model.outputs {
+            if outs.get(&t.name).is_none() {
+                let d = rt
+                    .tensor_allocate(Placement::Device, model.vnc, t.size, &t.name)
+                    .unwrap();
+                outs.add(&t.name, d);
+            }
+        }
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let name = name.rsplit("--").next().unwrap_or(&name).to_string();
+        Current {
+            name,
+            sim,
+            rt,
+            id,
+            ins,
+            outs,
+        }
+    }
+
+    fn execute(&self) {
+        self.rt.execute(self.id, &self.ins, &self.outs).unwrap();
+    }
+
+    /// The last execution's PE MACs and DMA bytes, over both cores.
+    fn work(&self) -> (u64, u64) {
+        (0..Target::Trn2.spec().nc_count).fold((0, 0), |(macs, bytes), nc| {
+            let p = self.sim.exec_profile(NcIndex(nc));
+            (macs + p.pe_macs, bytes + p.dma_bytes)
+        })
+    }
+}
+
+fn current_neffs(c: &mut Criterion) {
+    let Some(dir) = current_neffs_folder() else {
+        println!("current_neffs summary: SKIP, folder not found (set NRT_EMU_CURRENT_NEFFS or put it at ../shared/current-neffs)");
+        return;
+    };
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "neff"))
+        .collect();
+    paths.sort();
+    let loaded: Vec<Current> = paths.iter().map(|p| Current::load(p)).collect();
+    for l in &loaded {
+        l.execute(); // the first execution also reloads the sequencer config and tables
+    }
+    let mut g = c.benchmark_group("current_neffs");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(2));
+    for l in &loaded {
+        g.bench_function(&l.name, |b| b.iter(|| l.execute()));
+    }
+    g.finish();
+    let rates = nrt_emu::floor::HostRates::measure();
+    let mut parts = Vec::new();
+    let mut worst = 0f64;
+    for l in &loaded {
+        let mut best = Duration::MAX;
+        for _ in 0..5 {
+            let t = Instant::now();
+            l.execute();
+            best = best.min(t.elapsed());
+        }
+        let (macs, bytes) = l.work();
+        let floor = rates.floor_secs(macs, bytes);
+        let ratio = best.as_secs_f64() / floor;
+        worst = worst.max(ratio);
+        parts.push(format!(
+            "{} {:.2} ms host vs floor {:.2} ms = {:.1}× ({:.1} M PE MACs, {} KiB DMA)",
+            l.name,
+            best.as_secs_f64() * 1e3,
+            floor * 1e3,
+            ratio,
+            macs as f64 / 1e6,
+            bytes >> 10
+        ));
+    }
+    println!(
+        "current_neffs summary: host time per sync execution vs its floor: {}; worst {:.1}×; goal ≤ 2×; \
+         floor = PE MACs at the host's f32 sgemm rate ({:.1} GMAC/s) + DMA bytes at its memcpy rate ({:.1} GB/s)",
+        parts.join(", "),
+        worst,
+        rates.sgemm_macs_per_sec / 1e9,
+        rates.memcpy_bytes_per_sec / 1e9
+    );
+}
+
 criterion_group!(
     benches,
     async_submit,
@@ -680,6 +822,7 @@ criterion_group!(
     mlp2,
     two_cores,
     lnc2_threads,
-    host_over_sim
+    host_over_sim,
+    current_neffs
 );
 criterion_main!(benches);

@@ -98,11 +98,11 @@ struct Tile<'o> {
     /// Byte offsets of the elements within each partition, in element order.
     offs: &'o [usize],
     /// Elements per contiguous run: `offs` is a sequence of runs of this many consecutive
-    /// elements (the whole partition when the pattern is contiguous, the innermost dim's count
-    /// when its step is 1 or −1, else 1).
+    /// elements (the whole partition when the pattern is contiguous, forwards or backwards,
+    /// else the innermost dim's count when its step is 1 or −1, else 1).
     run: usize,
-    /// The runs walk down (innermost step −1): each run's elements are consecutive in memory
-    /// from its last offset up to its first.
+    /// The runs walk down (a partition read backwards, or innermost step −1): each run's
+    /// elements are consecutive in memory from its last offset up to its first.
     descending: bool,
 }
 
@@ -175,9 +175,14 @@ fn tile<'o>(
     offs.extend(ap.element_offsets().map(|o| o as usize));
     let size = ap.dtype().size();
     let contiguous = offs.windows(2).all(|w| w[1] == w[0] + size);
+    // A partition read backwards as one run, whatever its dims (the current compiler's
+    // stationary loads, `[-1, 32][-32, 4]`).
+    let backwards = || offs.windows(2).all(|w| w[0] == w[1] + size);
     let inner = ap.dims().last().copied().unwrap_or(Dim::UNUSED);
     let (run, descending) = if contiguous {
         (offs.len().max(1), false)
+    } else if backwards() {
+        (offs.len(), true)
     } else if inner.step == 1 {
         (usize::from(inner.count), false)
     } else if inner.step == -1 && inner.count > 1 {
