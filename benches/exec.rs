@@ -55,6 +55,9 @@ use nrt_emu::runtime::{ModelId, Runtime};
 use nrt_emu::sim::{Sim, SimConfig};
 use nrt_fixtures::{zoo, ZooModel, GOLDEN_SEED};
 
+#[path = "support/mod.rs"]
+mod support;
+
 const WAIT: Duration = Duration::from_secs(30);
 /// Submits timed back to back before the batch is waited for (≤ 64: the request slots).
 const BATCH: u64 = 32;
@@ -711,29 +714,14 @@ impl Current {
         let hal: Arc<dyn Hal> = Arc::clone(&sim) as Arc<dyn Hal>;
         let rt = Arc::new(Runtime::new(hal, RuntimeConfig::default()).unwrap());
         let id = rt.load(&neff, -1).unwrap();
-        let model = rt.model(id).unwrap();
-        let (mut ins, mut outs) = (TensorSet::new(), TensorSet::new());
-        for t in &model.parsed.model.inputs {
-            let data = if t.dtype == nrt_emu::hal::Dtype::I32 {
+        let (ins, outs) = support::bind_io(&rt, id, |t| {
+            if t.dtype == nrt_emu::hal::Dtype::I32 {
                 let ids = EXPERT_IDS.iter().cycle().take(t.size as usize / 4);
                 ids.flat_map(|e| e.to_le_bytes()).collect()
             } else {
                 nrt_emu::sim::values::seeded_input(0, &t.name, t.dtype, t.size as usize)
-            };
-            let d = rt
-                .tensor_allocate(Placement::Device, model.vnc, t.size, &t.name)
-                .unwrap();
-            d.write(0, &data).unwrap();
-            ins.add(&t.name, d);
-        }
-        for t in &model.parsed.model.outputs {
-            if outs.get(&t.name).is_none() {
-                let d = rt
-                    .tensor_allocate(Placement::Device, model.vnc, t.size, &t.name)
-                    .unwrap();
-                outs.add(&t.name, d);
             }
-        }
+        });
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         let name = name.rsplit("--").next().unwrap_or(&name).to_string();
         Current {

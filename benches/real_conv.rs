@@ -15,9 +15,12 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion};
 use nrt_emu::hal::{Hal, Target};
 use nrt_emu::runtime::config::RuntimeConfig;
-use nrt_emu::runtime::tensor::{Placement, TensorSet};
+use nrt_emu::runtime::tensor::TensorSet;
 use nrt_emu::runtime::{ModelId, Runtime};
 use nrt_emu::sim::{Sim, SimConfig};
+
+#[path = "support/mod.rs"]
+mod support;
 
 const NEFF: &str = "chenhzhu+asst4-trainium2--part2_profile_final_float32";
 /// PE matmuls of the conv: 111 two-row tiles × 2 output-channel tiles × (9 taps × 2 input
@@ -45,26 +48,11 @@ fn load(bytes: &[u8]) -> Loaded {
     let sim = Arc::new(Sim::new(SimConfig::new(Target::Trn2)));
     let rt = Runtime::new(sim as Arc<dyn Hal>, RuntimeConfig::default()).unwrap();
     let id = rt.load(bytes, -1).unwrap();
-    let model = rt.model(id).unwrap();
-    let (mut ins, mut outs) = (TensorSet::new(), TensorSet::new());
-    for t in &model.parsed.model.inputs {
-        let d = rt
-            .tensor_allocate(Placement::Device, model.vnc, t.size, &t.name)
-            .unwrap();
-        let data: Vec<u8> = (0..t.size / 4)
+    let (ins, outs) = support::bind_io(&rt, id, |t| {
+        (0..t.size / 4)
             .flat_map(|i| ((i % 1000) as f32 / 1000.0).to_le_bytes())
-            .collect();
-        d.write(0, &data).unwrap();
-        ins.add(&t.name, d);
-    }
-    for t in &model.parsed.model.outputs {
-        if outs.get(&t.name).is_none() {
-            let d = rt
-                .tensor_allocate(Placement::Device, model.vnc, t.size, &t.name)
-                .unwrap();
-            outs.add(&t.name, d);
-        }
-    }
+            .collect()
+    });
     Loaded { rt, id, ins, outs }
 }
 

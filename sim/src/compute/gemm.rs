@@ -35,7 +35,7 @@ pub(super) fn stationary_t_times_moving(
         }
         return;
     }
-    if direct::product(s, x, out, k, m, n, accumulate) {
+    if direct::product(s, x, out, (k, m, n), accumulate) {
         return;
     }
     let (m_i, n_i) = (m as isize, n as isize);
@@ -172,9 +172,7 @@ mod direct {
         s: &[f32],
         x: &[f32],
         out: &mut [f32],
-        k: usize,
-        m: usize,
-        n: usize,
+        (k, m, n): (usize, usize, usize),
         accumulate: bool,
     ) -> bool {
         let narrow = m < TILE || n < TILE;
@@ -280,16 +278,12 @@ mod direct {
 mod tests {
     use super::*;
 
-    /// The crate's sgemm with the operand layout of [`stationary_t_times_moving`].
-    fn crate_product(
-        s: &[f32],
-        x: &[f32],
-        out: &mut [f32],
-        k: usize,
-        m: usize,
-        n: usize,
-        beta: f32,
-    ) {
+    /// `stationary_t_times_moving` on `s`, `x` and old values `c` (shape `(k, m, n)`) gives
+    /// the bits the crate's sgemm gives with its operand layout.
+    fn check(s: &[f32], x: &[f32], c: &[f32], (k, m, n): (usize, usize, usize), accumulate: bool) {
+        let (mut got, mut want) = (c.to_vec(), c.to_vec());
+        stationary_t_times_moving(s, x, &mut got, k, m, n, accumulate);
+        let beta = if accumulate { 1.0 } else { 0.0 };
         // SAFETY: as in `stationary_t_times_moving` (the callers size the slices).
         unsafe {
             matrixmultiply::sgemm(
@@ -304,11 +298,17 @@ mod tests {
                 n as isize,
                 1,
                 beta,
-                out.as_mut_ptr(),
+                want.as_mut_ptr(),
                 n as isize,
                 1,
             );
         }
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&got),
+            bits(&want),
+            "k {k} m {m} n {n} acc {accumulate}"
+        );
     }
 
     #[test]
@@ -353,16 +353,7 @@ mod tests {
                         let s: Vec<f32> = (0..k * m).map(|_| value(p_special)).collect();
                         let x: Vec<f32> = (0..k * n).map(|_| value(p_special)).collect();
                         let c: Vec<f32> = (0..m * n).map(|_| value(p_special)).collect();
-                        let (mut got, mut want) = (c.clone(), c.clone());
-                        stationary_t_times_moving(&s, &x, &mut got, k, m, n, accumulate);
-                        let beta = if accumulate { 1.0 } else { 0.0 };
-                        crate_product(&s, &x, &mut want, k, m, n, beta);
-                        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-                        assert_eq!(
-                            bits(&got),
-                            bits(&want),
-                            "k {k} m {m} n {n} acc {accumulate}"
-                        );
+                        check(&s, &x, &c, (k, m, n), accumulate);
                         cases += 1;
                     }
                 }
@@ -379,23 +370,7 @@ mod tests {
         for (accumulate, (k, m, n)) in shapes {
             let s = vec![-1e-30f32; k * m];
             let x = vec![1e-30f32; k * n];
-            let (mut got, mut want) = (vec![-0.0f32; m * n], vec![-0.0f32; m * n]);
-            stationary_t_times_moving(&s, &x, &mut got, k, m, n, accumulate);
-            crate_product(
-                &s,
-                &x,
-                &mut want,
-                k,
-                m,
-                n,
-                if accumulate { 1.0 } else { 0.0 },
-            );
-            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-            assert_eq!(
-                bits(&got),
-                bits(&want),
-                "underflowing sums, m {m} n {n} acc {accumulate}"
-            );
+            check(&s, &x, &vec![-0.0f32; m * n], (k, m, n), accumulate);
         }
         assert!(cases > 0);
     }
