@@ -64,20 +64,31 @@ fn install_tools(prefix: &Path) -> Result<(), String> {
         .canonicalize()
         .is_ok_and(|d| exe.canonicalize().is_ok_and(|e| e == d));
     if !same {
-        let tmp = bin.join(".nrt-emu.nrt-emu-install");
-        std::fs::copy(&exe, &tmp)
-            .map_err(|e| format!("cannot copy {} to {}: {e}", exe.display(), tmp.display()))?;
-        std::fs::rename(&tmp, &dst).map_err(|e| format!("cannot write {}: {e}", dst.display()))?;
+        replace_file(&exe, &dst)?;
     }
     println!("installed {} (from {})", dst.display(), exe.display());
-    let link = bin.join("neuron-ls");
+    relink(&bin.join("neuron-ls"), "nrt-emu")
+}
+
+/// Copies `src` to `dst` under a temporary name in `dst`'s directory and renames it into
+/// place, so a program running from the old file keeps it.
+fn replace_file(src: &Path, dst: &Path) -> Result<(), String> {
+    let name = dst.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dst.with_file_name(format!(".{name}.nrt-emu-install"));
+    std::fs::copy(src, &tmp)
+        .map_err(|e| format!("cannot copy {} to {}: {e}", src.display(), tmp.display()))?;
+    std::fs::rename(&tmp, dst).map_err(|e| format!("cannot write {}: {e}", dst.display()))
+}
+
+/// Makes `link` a symbolic link to `to` (relative to its directory), replacing what was there.
+fn relink(link: &Path, to: &str) -> Result<(), String> {
     if link.symlink_metadata().is_ok() {
-        std::fs::remove_file(&link)
+        std::fs::remove_file(link)
             .map_err(|e| format!("cannot replace {}: {e}", link.display()))?;
     }
-    std::os::unix::fs::symlink("nrt-emu", &link)
+    std::os::unix::fs::symlink(to, link)
         .map_err(|e| format!("cannot link {}: {e}", link.display()))?;
-    println!("linked    {} -> nrt-emu", link.display());
+    println!("linked    {} -> {to}", link.display());
     Ok(())
 }
 
@@ -155,21 +166,9 @@ pub fn command(args: &InstallArgs) -> Result<(), String> {
         std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))
     };
     mkdir(&lib)?;
-    // Write to a temporary name and rename, so a program running from the old file keeps it.
-    let tmp = lib.join(".libnrt.so.1.nrt-emu-install");
-    std::fs::copy(&src, &tmp)
-        .map_err(|e| format!("cannot copy {} to {}: {e}", src.display(), tmp.display()))?;
-    std::fs::rename(&tmp, &target)
-        .map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+    replace_file(&src, &target)?;
     println!("installed {} (from {})", target.display(), src.display());
-    let link = lib.join("libnrt.so");
-    if link.symlink_metadata().is_ok() {
-        std::fs::remove_file(&link)
-            .map_err(|e| format!("cannot replace {}: {e}", link.display()))?;
-    }
-    std::os::unix::fs::symlink("libnrt.so.1", &link)
-        .map_err(|e| format!("cannot link {}: {e}", link.display()))?;
-    println!("linked    {} -> libnrt.so.1", link.display());
+    relink(&lib.join("libnrt.so"), "libnrt.so.1")?;
     for (rel, text) in nrt::headers::HEADERS {
         let path = args.prefix.join("include").join(rel);
         if let Some(d) = path.parent() {
